@@ -1,0 +1,267 @@
+/*
+ * barrier.c - the DSM barrier: flush diffs, exchange write notices through
+ * node 0, invalidate.
+ *
+ * dsm_barrier() runs on one application thread per node while the node's
+ * other threads keep off shared memory.  Node 0's communication thread is
+ * the barrier master: it merges the pages every node wrote, records for each
+ * whether one node or several wrote it, and sends the merged notices to all.
+ * A node keeps its copy of a page only if it was the page's only writer; a
+ * home keeps in its copyset only such a sole writer, and stops trapping its
+ * own writes to a page nobody else holds.
+ *
+ * The same exchange carries a check value, so that collective calls
+ * (dsm_malloc, dsm_free, dsm_finalize) can verify that every node made the
+ * same call with the same arguments.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "dsm_internal.h"
+
+/* ---- master state (node 0's communication thread only) ---- */
+static struct {
+    int arrived;
+    uint32_t epoch;                 /* barriers released so far */
+    uint64_t *check, *aux;          /* per node */
+    uint32_t *kind, *waiter;        /* per node */
+    int32_t *writer;                /* per page: 0 none, r+1 sole writer r, -1 many */
+    uint32_t *touched;
+    size_t ntouched;
+} M;
+
+/* ---- node side: the collector of the release ---- */
+struct release_ctx {
+    struct dsm_wire_notice *items;
+    size_t n, cap;
+};
+
+static const char *kind_name(uint32_t k)
+{
+    switch (k) {
+    case DSM_COLL_BARRIER:  return "dsm_barrier";
+    case DSM_COLL_MALLOC:   return "dsm_malloc";
+    case DSM_COLL_FREE:     return "dsm_free";
+    case DSM_COLL_FINALIZE: return "dsm_finalize";
+    default:                return "an unknown collective";
+    }
+}
+
+int dsm__barrier_init(void)
+{
+    int n = dsm__g.nodes;
+    memset(&M, 0, sizeof M);
+    if (dsm__g.rank != 0)
+        return 0;
+    M.check = calloc((size_t)n, sizeof *M.check);
+    M.aux = calloc((size_t)n, sizeof *M.aux);
+    M.kind = calloc((size_t)n, sizeof *M.kind);
+    M.waiter = calloc((size_t)n, sizeof *M.waiter);
+    M.writer = mmap(NULL, dsm__g.npages * sizeof *M.writer, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    M.touched = mmap(NULL, dsm__g.npages * sizeof *M.touched, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!M.check || !M.aux || !M.kind || !M.waiter || M.writer == MAP_FAILED ||
+        M.touched == MAP_FAILED)
+        return -DSM_ENOMEM;
+    return 0;
+}
+
+static void master_check(void)
+{
+    for (int r = 1; r < dsm__g.nodes; r++) {
+        if (M.kind[r] == M.kind[0] && M.check[r] == M.check[0])
+            continue;
+        if (M.kind[r] != M.kind[0])
+            dsm__fatal("ranks disagree on a collective call: rank 0 called %s while "
+                       "rank %d called %s; every rank must make the same collective "
+                       "calls (dsm_malloc, dsm_free, dsm_barrier) in the same order",
+                       kind_name(M.kind[0]), r, kind_name(M.kind[r]));
+        if (M.kind[0] == DSM_COLL_MALLOC)
+            dsm__fatal("ranks disagree on dsm_malloc: rank 0 asked for %" PRIu64
+                       " bytes, rank %d for %" PRIu64 " bytes (or a different home "
+                       "policy); every rank must pass the same size and placement",
+                       M.aux[0], r, M.aux[r]);
+        if (M.kind[0] == DSM_COLL_FREE)
+            dsm__fatal("ranks disagree on dsm_free: rank 0 freed %#" PRIx64 ", rank %d "
+                       "freed %#" PRIx64 "; every rank must free the same pointer",
+                       M.aux[0], r, M.aux[r]);
+        dsm__fatal("ranks disagree on %s (check %#" PRIx64 " vs %#" PRIx64 ")",
+                   kind_name(M.kind[0]), M.check[0], M.check[r]);
+    }
+}
+
+static void master_release(void)
+{
+    size_t maxp = dsm__msg_max_payload();
+    size_t per = maxp / sizeof(struct dsm_wire_notice);
+
+    master_check();
+    qsort(M.touched, M.ntouched, sizeof *M.touched, dsm__cmp_u32);
+    for (int r = 0; r < dsm__g.nodes; r++) {
+        size_t i = 0;
+        do {
+            size_t k = M.ntouched - i < per ? M.ntouched - i : per;
+            struct dsm_msg *m = dsm__msg_new(DSM_MSG_BARRIER_RELEASE, r,
+                                             k * sizeof(struct dsm_wire_notice));
+            struct dsm_wire_notice *out = (struct dsm_wire_notice *)m->payload;
+            for (size_t j = 0; j < k; j++) {
+                uint32_t p = M.touched[i + j];
+                out[j].page = p;
+                out[j].writer = M.writer[p] > 0 ? M.writer[p] - 1 : DSM_WRITER_MANY;
+            }
+            i += k;
+            m->hdr.len = (uint32_t)(k * sizeof *out);
+            m->hdr.waiter = M.waiter[r];
+            m->hdr.id = M.epoch;
+            if (i == M.ntouched)
+                m->hdr.flags |= DSM_MF_LAST;
+            dsm__msg_send(m);
+        } while (i < M.ntouched);
+    }
+    for (size_t i = 0; i < M.ntouched; i++)
+        M.writer[M.touched[i]] = 0;
+    M.ntouched = 0;
+    M.arrived = 0;
+    M.epoch++;
+}
+
+void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *payload)
+{
+    const uint32_t *pages = payload;
+    size_t n = h->len / 4;
+    int src = h->src;
+
+    if (h->id != M.epoch)
+        dsm__fatal("protocol error: rank %d entered barrier %u while node 0 is at "
+                   "barrier %u", src, h->id, M.epoch);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = pages[i];
+        if (p >= dsm__g.npages)
+            dsm__fatal("malformed BARRIER_ENTER from rank %d: page %u out of range", src, p);
+        int32_t w = M.writer[p];
+        if (w == 0) {
+            M.writer[p] = src + 1;
+            M.touched[M.ntouched++] = p;
+        } else if (w != src + 1) {
+            M.writer[p] = -1;
+        }
+    }
+    M.check[src] = h->arg;
+    M.aux[src] = h->arg2;
+    M.kind[src] = h->flags >> 8;
+    M.waiter[src] = h->waiter;
+    if ((h->flags & DSM_MF_LAST) && ++M.arrived == dsm__g.nodes)
+        master_release();
+}
+
+void dsm__on_barrier_release(const struct dsm_wire_hdr *h, const void *payload)
+{
+    struct dsm_waiter *w = dsm__waiter_at(h->waiter);
+    struct release_ctx *c = w->ctx;
+    size_t n = h->len / sizeof(struct dsm_wire_notice);
+
+    if (c->n + n > c->cap) {
+        size_t nc = c->cap ? c->cap : 256;
+        while (nc < c->n + n)
+            nc *= 2;
+        void *p = realloc(c->items, nc * sizeof *c->items);
+        if (!p)
+            dsm__fatal("out of private memory for %zu write notices", c->n + n);
+        c->items = p;
+        c->cap = nc;
+    }
+    memcpy(c->items + c->n, payload, n * sizeof *c->items);
+    for (size_t i = 0; i < n; i++)
+        if (c->items[c->n + i].page >= dsm__g.npages)
+            dsm__fatal("malformed BARRIER_RELEASE: page %u out of range",
+                       c->items[c->n + i].page);
+    c->n += n;
+    if (h->flags & DSM_MF_LAST)
+        dsm__waiter_complete(w);
+}
+
+/* Apply the merged write notices (see the file comment). */
+static void apply_release(const struct release_ctx *c)
+{
+    struct dsm_global *g = &dsm__g;
+    struct dsm_protect_batch pb = { 0, 0, 0 };
+
+    for (size_t i = 0; i < c->n; i++) {
+        size_t p = c->items[i].page;
+        int w = c->items[i].writer;
+        struct dsm_page *pg = &g->pages[p];
+
+        if (pg->state == DSM_P_UNALLOC)
+            continue;
+        if (pg->home == g->rank) {
+            dsm__page_lock(p);
+            uint64_t bit = w >= 0 ? (uint64_t)1 << w : 0;
+            pg->copyset = (w >= 0 && w != g->rank && (pg->copyset & bit)) ? bit : 0;
+            if (pg->copyset == 0) {
+                struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_UNTRACK, 1);
+                if (t.actions & DSM_ACT_PROTECT)
+                    dsm__pb_add(&pb, p, dsm__page_prot(t.next));
+                if (!(t.actions & DSM_ACT_ERROR))
+                    pg->state = t.next;
+            }
+            dsm__page_unlock(p);
+        } else if (w != g->rank) {
+            dsm__invalidate_copy(p, &pb);
+        }
+    }
+    dsm__pb_flush(&pb);
+}
+
+void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux)
+{
+    struct dsm_global *g = &dsm__g;
+    uint64_t t0 = dsm__now_ns(), m0 = __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED);
+    struct release_ctx ctx = { NULL, 0, 0 };
+    uint32_t *list, waiter;
+    size_t n, per = dsm__msg_max_payload() / 4, i = 0;
+
+    n = dsm__pt_take_marked(&list);
+    dsm__flush(list, n);
+    free(list);
+
+    n = dsm__pt_copy_epoch(&list);
+    waiter = dsm__waiter_get(1, &ctx);
+    do {
+        size_t k = n - i < per ? n - i : per;
+        struct dsm_msg *m = dsm__msg_new(DSM_MSG_BARRIER_ENTER, 0, k * 4);
+        memcpy(m->payload, list + i, k * 4);
+        i += k;
+        m->hdr.len = (uint32_t)(k * 4);
+        m->hdr.id = g->epoch;
+        m->hdr.waiter = waiter;
+        m->hdr.arg = check;
+        m->hdr.arg2 = aux;
+        m->hdr.flags = (uint16_t)(kind << 8);
+        if (i == n)
+            m->hdr.flags |= DSM_MF_LAST;
+        dsm__msg_send(m);
+    } while (i < n);
+    free(list);
+    dsm__waiter_wait(waiter);
+    dsm__waiter_put(waiter);
+
+    apply_release(&ctx);
+    free(ctx.items);
+    dsm__pt_clear_epoch();
+    /* Release: requests deferred until this epoch may now be served. */
+    __atomic_store_n(&g->epoch, g->epoch + 1, __ATOMIC_RELEASE);
+    dsm__comm_wake();
+
+    DSM_STAT_ADD(barriers, 1);
+    DSM_STAT_ADD(barrier_ns, dsm__now_ns() - t0);
+    DSM_STAT_ADD(barrier_msgs, __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED) - m0);
+}
+
+void dsm_barrier(void)
+{
+    DSM_CHECK_RUNNING();
+    dsm__barrier_checked(DSM_COLL_BARRIER, 0, 0);
+}

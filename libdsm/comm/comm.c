@@ -1,0 +1,242 @@
+/*
+ * comm/comm.c - what every transport shares: the posted receive, the list of
+ * sends in flight, and the communication thread with its polling policy.
+ *
+ * Threads: the communication thread runs dsm_comm_main(); under the direct
+ * transport a thread waiting for a reply may also run one progress round.
+ * The progress token (progress_lock) lets one thread at a time receive and
+ * dispatch, so protocol handlers never run concurrently with each other.
+ * MPI calls made here are wrapped in MPI_LOCK, which is the single MPI mutex
+ * under the direct transport (paper 003's implementation (1)) and nothing
+ * under the queue transport, where only the communication thread calls MPI.
+ */
+#define _GNU_SOURCE
+#include <linux/futex.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dsm_internal.h"
+
+pthread_mutex_t dsm__mpi_lock = PTHREAD_MUTEX_INITIALIZER;
+int dsm__comm_use_mpi_lock DSM_HIDDEN;
+#define MPI_LOCK()   do { if (dsm__comm_use_mpi_lock) pthread_mutex_lock(&dsm__mpi_lock); } while (0)
+#define MPI_UNLOCK() do { if (dsm__comm_use_mpi_lock) pthread_mutex_unlock(&dsm__mpi_lock); } while (0)
+
+static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned char *rbuf;
+static size_t rbuf_size;
+static MPI_Request rreq = MPI_REQUEST_NULL;
+static MPI_Status rstatus;
+
+static struct dsm_msg *inflight;     /* sends MPI still owns */
+
+static uint32_t wake_word;           /* futex the sleeping thread waits on */
+static int comm_sleeping;
+
+/* ---- receive ---- */
+
+int dsm__comm_recv_start(void)
+{
+    int rc;
+    if (!rbuf) {
+        rbuf_size = sizeof(struct dsm_wire_hdr) + dsm__msg_max_payload();
+        rbuf = aligned_alloc(64, (rbuf_size + 63) & ~(size_t)63);
+        if (!rbuf)
+            return -DSM_ENOMEM;
+    }
+    MPI_LOCK();
+    rc = MPI_Irecv(rbuf, (int)rbuf_size, MPI_BYTE, MPI_ANY_SOURCE, DSM_TAG,
+                   dsm__g.comm, &rreq);
+    MPI_UNLOCK();
+    return rc == MPI_SUCCESS ? 0 : -DSM_EMPI;
+}
+
+int dsm__comm_recv_test(int *got)
+{
+    int flag = 0;
+    MPI_LOCK();
+    MPI_Test(&rreq, &flag, &rstatus);
+    MPI_UNLOCK();
+    *got = flag;
+    return 0;
+}
+
+void dsm__comm_recv_dispatch(void)
+{
+    int count = 0;
+    MPI_Get_count(&rstatus, MPI_BYTE, &count);
+    if (rstatus.MPI_SOURCE != dsm__g.rank)
+        DSM_STAT_ADD(msgs_received, 1);
+    if (count < (int)sizeof(struct dsm_wire_hdr))
+        dsm__fatal("malformed message from rank %d: %d bytes, shorter than a header",
+                   rstatus.MPI_SOURCE, count);
+    dsm__dispatch((const struct dsm_wire_hdr *)rbuf, rbuf + sizeof(struct dsm_wire_hdr),
+                  rstatus.MPI_SOURCE, count);
+    if (dsm__comm_recv_start() != 0)
+        dsm__fatal("MPI_Irecv failed; the MPI library is in trouble");
+}
+
+void dsm__comm_recv_cancel(void)
+{
+    if (rreq != MPI_REQUEST_NULL) {
+        MPI_Cancel(&rreq);
+        MPI_Wait(&rreq, MPI_STATUS_IGNORE);
+    }
+    free(rbuf);
+    rbuf = NULL;
+}
+
+/* ---- sends in flight ---- */
+
+void dsm__comm_sends_add(struct dsm_msg *m)
+{
+    /* Caller holds the MPI mutex (direct) or is the communication thread. */
+    m->q.next = (struct dsm_qnode *)inflight;
+    inflight = m;
+}
+
+int dsm__comm_sends_test(void)
+{
+    struct dsm_msg **pp, *m;
+    int n = 0;
+
+    MPI_LOCK();
+    pp = &inflight;
+    while ((m = *pp) != NULL) {
+        int flag = 0;
+        MPI_Test(&m->req, &flag, MPI_STATUS_IGNORE);
+        if (flag) {
+            *pp = (struct dsm_msg *)m->q.next;
+            dsm__msg_free(m);
+            n++;
+        } else {
+            pp = (struct dsm_msg **)&m->q.next;
+        }
+    }
+    MPI_UNLOCK();
+    return n;
+}
+
+void dsm__comm_sends_finish(void)
+{
+    MPI_LOCK();
+    while (inflight) {
+        struct dsm_msg *m = inflight;
+        inflight = (struct dsm_msg *)m->q.next;
+        MPI_Wait(&m->req, MPI_STATUS_IGNORE);
+        dsm__msg_free(m);
+    }
+    MPI_UNLOCK();
+}
+
+/* ---- the communication thread ---- */
+
+static int progress_round(void)
+{
+    int n = dsm__g.ops->progress();
+    if (dsm__deferred_pending())
+        dsm__serve_deferred();
+    return n;
+}
+
+int dsm__comm_try_progress(void)
+{
+    int n;
+    if (pthread_mutex_trylock(&progress_lock) != 0)
+        return 0;
+    n = progress_round();
+    pthread_mutex_unlock(&progress_lock);
+    return n;
+}
+
+void dsm__comm_wake(void)
+{
+    if (__atomic_load_n(&comm_sleeping, __ATOMIC_SEQ_CST)) {
+        __atomic_fetch_add(&wake_word, 1, __ATOMIC_SEQ_CST);
+        syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void *comm_main(void *arg)
+{
+    const int adaptive = dsm__g.cfg.poll == DSM_POLL_ADAPTIVE;
+    const uint64_t spin_ns = (uint64_t)dsm__g.cfg.spin_us * 1000;
+    uint64_t last = dsm__now_ns();
+    long sleep_ns = 20000;
+
+    (void)arg;
+    while (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_ACQUIRE)) {
+        int n;
+        pthread_mutex_lock(&progress_lock);
+        n = progress_round();
+        pthread_mutex_unlock(&progress_lock);
+        if (n > 0) {
+            last = dsm__now_ns();
+            sleep_ns = 20000;
+            continue;
+        }
+        if (!adaptive) {
+            cpu_relax();
+            continue;
+        }
+        uint64_t idle = dsm__now_ns() - last;
+        if (idle < spin_ns) {
+            cpu_relax();
+            continue;
+        }
+        if (__atomic_load_n(&dsm__waiting, __ATOMIC_SEQ_CST) && !dsm__g.ops->waiter_progress) {
+            /* A local thread waits for a reply only we can receive: stay
+             * awake, but let other threads of this core run. */
+            sched_yield();
+            continue;
+        }
+        /* Idle: sleep until woken by local work or for a bounded time, so
+         * that requests from other nodes are still answered promptly. */
+        uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&comm_sleeping, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&dsm__waiting, __ATOMIC_SEQ_CST) &&
+            !__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_SEQ_CST)) {
+            struct timespec ts = { 0, sleep_ns };
+            syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+        }
+        __atomic_store_n(&comm_sleeping, 0, __ATOMIC_SEQ_CST);
+        if (sleep_ns < 500000)
+            sleep_ns *= 2;
+    }
+    pthread_mutex_lock(&progress_lock);
+    dsm__g.ops->shutdown();
+    pthread_mutex_unlock(&progress_lock);
+    return NULL;
+}
+
+int dsm__comm_start(void)
+{
+    int rc = dsm__g.ops->init();
+    if (rc)
+        return rc;
+    __atomic_store_n(&dsm__g.comm_stop, 0, __ATOMIC_RELEASE);
+    if (pthread_create(&dsm__g.comm_thread, NULL, comm_main, NULL) != 0)
+        return -DSM_ESYS;
+    return 0;
+}
+
+void dsm__comm_stop(void)
+{
+    __atomic_store_n(&dsm__g.comm_stop, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&wake_word, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    pthread_join(dsm__g.comm_thread, NULL);
+}

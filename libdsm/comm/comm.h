@@ -1,0 +1,47 @@
+/*
+ * comm/comm.h - the transport interface: one ops struct, one file per
+ * implementation (queue.c, direct.c), chosen at run time by DSM_COMM.  The
+ * core never tests which transport runs.
+ *
+ * comm.c holds what all transports share: the posted receive, the list of
+ * sends in flight, dispatch of received messages to the protocol, and the
+ * communication thread with its polling policy (DSM_POLL).
+ */
+#ifndef DSM_COMM_H
+#define DSM_COMM_H
+
+#include <mpi.h>
+
+struct dsm_msg;
+
+struct dsm_comm_ops {
+    const char *name;
+    /* Main thread, once, after MPI is up and before the thread starts. */
+    int  (*init)(void);
+    /* Any thread.  Takes ownership of m: it is freed once MPI is done with it.
+     * Never blocks on the network. */
+    void (*send)(struct dsm_msg *m);
+    /* One round of progress: start queued sends, complete finished sends,
+     * receive and dispatch what arrived.  Returns the number of events.
+     * Called by one thread at a time (the progress token in comm.c). */
+    int  (*progress)(void);
+    /* Non-zero if a thread waiting for a reply may call progress() itself
+     * rather than wait for the communication thread to be scheduled. */
+    int  waiter_progress;
+    /* Communication thread, at shut-down: finish sends, cancel the receive. */
+    void (*shutdown)(void);
+};
+
+extern const struct dsm_comm_ops dsm__comm_queue;
+extern const struct dsm_comm_ops dsm__comm_direct;
+
+/* Shared pieces used by the implementations (comm.c). */
+int  dsm__comm_recv_start(void);            /* post the receive */
+int  dsm__comm_recv_test(int *got);         /* test it; on arrival dispatch is deferred */
+void dsm__comm_recv_dispatch(void);         /* dispatch the arrived message, repost */
+int  dsm__comm_sends_test(void);            /* complete finished sends */
+void dsm__comm_sends_add(struct dsm_msg *m);
+void dsm__comm_sends_finish(void);          /* wait for all sends (shutdown) */
+void dsm__comm_recv_cancel(void);
+
+#endif /* DSM_COMM_H */

@@ -1,0 +1,181 @@
+/*
+ * config.c - every DSM_* environment variable, parsed in one place.
+ *
+ * Called once by dsm_init() on the main thread, before anything else starts.
+ * Pure: reads the array it is given and fills a struct, so that the unit
+ * tests can feed it any environment.  Any variable whose name starts with
+ * DSM_ must be known and well formed: a typo must not silently fall back to
+ * a default.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsm_pure.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -DSM_EINVAL;
+}
+
+int dsm__parse_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v;
+    unsigned shift = 0;
+
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return -DSM_EINVAL;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -DSM_EINVAL;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (*end == 'i' && shift)       /* accept "16Ki" as well as "16K" */
+        end++;
+    if (*end == 'B' && shift)
+        end++;
+    if (*end != '\0')
+        return -DSM_EINVAL;
+    if (shift && v > (~0ULL >> shift))
+        return -DSM_EINVAL;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+static int is_pow2(size_t v) { return v && !(v & (v - 1)); }
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    unsigned long v;
+    if (!*s || *s == '-' || *s == '+' || *s == ' ')
+        return -1;
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno || *end || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+#define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_BASE, DSM_COMM, DSM_POLL, " \
+              "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US"
+
+int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
+                      size_t os_page, char *err, size_t errlen)
+{
+    const char *heap = NULL;
+
+    cfg->heap_size = DSM_DEFAULT_HEAP_SIZE;
+    cfg->page_size = DSM_DEFAULT_PAGE_SIZE < os_page ? os_page : DSM_DEFAULT_PAGE_SIZE;
+    cfg->base = DSM_DEFAULT_BASE;
+    cfg->comm = DSM_COMM_QUEUE;
+    cfg->poll = DSM_POLL_ADAPTIVE;
+    cfg->stats = DSM_STATS_OFF;
+    cfg->home = DSM_HOME_BLOCK;
+    cfg->max_locks = DSM_DEFAULT_MAX_LOCKS;
+    cfg->spin_us = DSM_DEFAULT_SPIN_US;
+    if (err && errlen)
+        err[0] = '\0';
+
+    for (; envp && *envp; envp++) {
+        const char *e = *envp, *eq = strchr(e, '='), *v;
+        size_t nlen;
+        if (strncmp(e, "DSM_", 4) != 0 || !eq)
+            continue;
+        nlen = (size_t)(eq - e);
+        v = eq + 1;
+#define IS(name) (nlen == sizeof(name) - 1 && strncmp(e, name, nlen) == 0)
+        if (IS("DSM_HEAP_SIZE")) {
+            heap = v;   /* checked once the page size is known */
+        } else if (IS("DSM_PAGE_SIZE")) {
+            size_t ps;
+            if (dsm__parse_size(v, &ps) || !is_pow2(ps) || ps < os_page ||
+                ps > ((size_t)1 << 24))
+                return fail(err, errlen,
+                    "DSM_PAGE_SIZE=%s: bad value; give a power of two between the OS "
+                    "page size (%zu) and 16M, e.g. DSM_PAGE_SIZE=16K", v, os_page);
+            cfg->page_size = ps;
+        } else if (IS("DSM_BASE")) {
+            char *end;
+            unsigned long long b;
+            errno = 0;
+            b = strtoull(v, &end, 16);
+            if (!*v || *end || errno || b == 0 || (b & (os_page - 1)))
+                return fail(err, errlen,
+                    "DSM_BASE=%s: bad value; give a page-aligned hexadecimal address "
+                    "such as DSM_BASE=0x200000000000", v);
+            cfg->base = (uintptr_t)b;
+        } else if (IS("DSM_COMM")) {
+            if (!strcmp(v, "queue")) cfg->comm = DSM_COMM_QUEUE;
+            else if (!strcmp(v, "direct")) cfg->comm = DSM_COMM_DIRECT;
+            else return fail(err, errlen,
+                    "DSM_COMM=%s: bad value; choose DSM_COMM=queue or DSM_COMM=direct", v);
+        } else if (IS("DSM_POLL")) {
+            if (!strcmp(v, "spin")) cfg->poll = DSM_POLL_SPIN;
+            else if (!strcmp(v, "adaptive")) cfg->poll = DSM_POLL_ADAPTIVE;
+            else return fail(err, errlen,
+                    "DSM_POLL=%s: bad value; choose DSM_POLL=spin or DSM_POLL=adaptive", v);
+        } else if (IS("DSM_STATS")) {
+            if (!strcmp(v, "0")) cfg->stats = DSM_STATS_OFF;
+            else if (!strcmp(v, "1")) cfg->stats = DSM_STATS_TEXT;
+            else if (!strcmp(v, "json")) cfg->stats = DSM_STATS_JSON;
+            else return fail(err, errlen,
+                    "DSM_STATS=%s: bad value; choose DSM_STATS=0, 1 or json", v);
+        } else if (IS("DSM_HOME")) {
+            if (!strcmp(v, "block")) cfg->home = DSM_HOME_BLOCK;
+            else if (!strcmp(v, "cyclic")) cfg->home = DSM_HOME_CYCLIC;
+            else return fail(err, errlen,
+                    "DSM_HOME=%s: bad value; choose DSM_HOME=block or DSM_HOME=cyclic", v);
+        } else if (IS("DSM_MAX_LOCKS")) {
+            unsigned long n;
+            if (parse_uint(v, 1UL << 20, &n) || n == 0)
+                return fail(err, errlen,
+                    "DSM_MAX_LOCKS=%s: bad value; give a number of locks from 1 to 1048576", v);
+            cfg->max_locks = (int)n;
+        } else if (IS("DSM_SPIN_US")) {
+            unsigned long n;
+            if (parse_uint(v, 1000000UL, &n))
+                return fail(err, errlen,
+                    "DSM_SPIN_US=%s: bad value; give microseconds from 0 to 1000000", v);
+            cfg->spin_us = (unsigned)n;
+        } else {
+            return fail(err, errlen,
+                "unknown environment variable %.*s; libdsm knows " KNOWN
+                " (see libdsm(7)); unset it or fix its name", (int)nlen, e);
+        }
+#undef IS
+    }
+    if (heap) {
+        size_t hs;
+        if (dsm__parse_size(heap, &hs) || hs == 0 || hs % cfg->page_size ||
+            hs > ((size_t)1 << 46))
+            return fail(err, errlen,
+                "DSM_HEAP_SIZE=%s: bad value; give a size that is a multiple of the "
+                "page size (%zu), at most 64T, e.g. DSM_HEAP_SIZE=4G", heap, cfg->page_size);
+        cfg->heap_size = hs;
+    }
+    if (cfg->heap_size % cfg->page_size)
+        return fail(err, errlen,
+            "DSM_HEAP_SIZE (%zu) is not a multiple of DSM_PAGE_SIZE (%zu): bad value",
+            cfg->heap_size, cfg->page_size);
+    if (cfg->base % cfg->page_size)
+        return fail(err, errlen,
+            "DSM_BASE=%#lx: bad value; it must be a multiple of DSM_PAGE_SIZE (%zu)",
+            (unsigned long)cfg->base, cfg->page_size);
+    return 0;
+}

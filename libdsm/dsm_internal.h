@@ -1,0 +1,219 @@
+/*
+ * dsm_internal.h - libdsm's internal interface, grouped by file.  Nothing
+ * here is exported (hidden visibility plus libdsm.map).
+ */
+#ifndef DSM_INTERNAL_H
+#define DSM_INTERNAL_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "dsm.h"
+#include "dsm_pure.h"
+#include "wire.h"
+#include "comm/comm.h"
+
+#define dsm__likely(x)   __builtin_expect(!!(x), 1)
+#define dsm__unlikely(x) __builtin_expect(!!(x), 0)
+
+/* ---- init.c: the one global state ---------------------------------------- */
+enum dsm_lifecycle { DSM_STATE_NEW = 0, DSM_STATE_RUNNING, DSM_STATE_FINALIZED };
+
+struct dsm_page {
+    uint8_t  state;      /* enum dsm_pstate */
+    uint8_t  flags;      /* DSM_PF_* */
+    uint16_t home;       /* home node (valid unless UNALLOC) */
+    uint32_t spare;
+    uint64_t copyset;    /* home only: nodes that may hold a copy */
+};
+
+#define DSM_PF_TWIN   0x01   /* a twin exists (non-home page written) */
+#define DSM_PF_MARKED 0x02   /* written since the last release or barrier */
+#define DSM_PF_EPOCH  0x04   /* written since the last barrier */
+#define DSM_PF_STALE  0x08   /* in flight, but invalidated meanwhile */
+
+struct dsm_global {
+    int state;                       /* enum dsm_lifecycle */
+    struct dsm_config cfg;
+    int rank, nodes;
+    int own_mpi;                     /* we called MPI_Init_thread */
+    MPI_Comm comm;                   /* our duplicate of MPI_COMM_WORLD */
+    const struct dsm_comm_ops *ops;
+
+    /* vm.c */
+    int memfd;
+    unsigned char *app;              /* application view, at cfg.base */
+    unsigned char *sys;              /* system view: always read-write */
+    unsigned char *twins;            /* twin of page p at twins + p*page_size */
+    size_t page_size, npages;
+    unsigned page_shift;
+    size_t os_page;
+
+    /* page_table.c */
+    struct dsm_page *pages;
+    uint32_t installs;               /* futex word: bumped at each install */
+    uint32_t install_waiters;
+
+    /* barrier.c / lock.c: epoch = barriers completed here */
+    uint32_t epoch;
+
+    pthread_t comm_thread;
+    int comm_stop;
+};
+
+extern struct dsm_global dsm__g DSM_HIDDEN;
+
+/* ---- error.c -------------------------------------------------------------- */
+/* Print "libdsm[rank N]: <message>" and end the whole job with exit status 1. */
+DSM_HIDDEN void dsm__fatal(const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 1, 2)));
+/* Public entry check: fatal unless dsm_init() ran and dsm_finalize() did not. */
+DSM_HIDDEN void dsm__check_running(const char *func);
+#define DSM_CHECK_RUNNING() \
+    do { if (dsm__unlikely(dsm__g.state != DSM_STATE_RUNNING)) \
+             dsm__check_running(__func__); } while (0)
+
+/* ---- vm.c: the shared region ---------------------------------------------- */
+DSM_HIDDEN int  dsm__vm_init(void);
+DSM_HIDDEN void dsm__vm_fini(void);
+/* mprotect pages [first, first+count) of the application view; fatal on error. */
+DSM_HIDDEN void dsm__vm_protect(size_t first, size_t count, int prot);
+DSM_HIDDEN void dsm__vm_release(size_t first, size_t count);  /* drop backing */
+static inline unsigned char *dsm__app_page(size_t p)
+{ return dsm__g.app + (p << dsm__g.page_shift); }
+static inline unsigned char *dsm__sys_page(size_t p)
+{ return dsm__g.sys + (p << dsm__g.page_shift); }
+static inline unsigned char *dsm__twin_page(size_t p)
+{ return dsm__g.twins + (p << dsm__g.page_shift); }
+static inline int dsm__in_region(const void *a)
+{
+    uintptr_t x = (uintptr_t)a, b = (uintptr_t)dsm__g.app;
+    return x >= b && x - b < (dsm__g.npages << dsm__g.page_shift);
+}
+static inline size_t dsm__page_of(const void *a)
+{ return ((uintptr_t)a - (uintptr_t)dsm__g.app) >> dsm__g.page_shift; }
+
+/* Coalescing of protection changes: consecutive pages with the same target
+ * protection become one mprotect. */
+struct dsm_protect_batch { size_t first, count; int prot; };
+DSM_HIDDEN void dsm__pb_add(struct dsm_protect_batch *b, size_t page, int prot);
+DSM_HIDDEN void dsm__pb_flush(struct dsm_protect_batch *b);
+
+/* ---- page_table.c ---------------------------------------------------------- */
+DSM_HIDDEN int  dsm__pt_init(void);
+DSM_HIDDEN void dsm__pt_fini(void);
+DSM_HIDDEN void dsm__page_lock(size_t p);
+DSM_HIDDEN void dsm__page_unlock(size_t p);
+/* Record page p as written (caller holds its lock). */
+DSM_HIDDEN void dsm__pt_mark_written(size_t p);
+/* Take the list of pages marked since the last flush (clears it), or copy the
+ * list of pages written in this epoch.  Caller frees *out. */
+DSM_HIDDEN size_t dsm__pt_take_marked(uint32_t **out);
+DSM_HIDDEN size_t dsm__pt_copy_epoch(uint32_t **out);
+DSM_HIDDEN void dsm__pt_clear_epoch(void);
+/* Installs: a thread that faults on an IN_FLIGHT page waits for the next. */
+DSM_HIDDEN void dsm__pt_install_wait(uint32_t seen);
+DSM_HIDDEN void dsm__pt_install_done(void);
+
+/* ---- waiter.c: threads waiting for replies --------------------------------- */
+struct dsm_waiter {
+    uint32_t done;          /* futex word: 0 while waiting */
+    int32_t  remaining;     /* replies still expected */
+    int      in_use;
+    void    *ctx;           /* reply-specific collector (barrier, lock) */
+};
+DSM_HIDDEN int  dsm__waiter_init(void);
+DSM_HIDDEN uint32_t dsm__waiter_get(int expected, void *ctx);
+DSM_HIDDEN struct dsm_waiter *dsm__waiter_at(uint32_t id);   /* NULL if invalid */
+DSM_HIDDEN void dsm__waiter_wait(uint32_t id);
+DSM_HIDDEN void dsm__waiter_put(uint32_t id);
+/* Communication side: one reply arrived; wakes the waiter at the last one. */
+DSM_HIDDEN void dsm__waiter_complete(struct dsm_waiter *w);
+DSM_HIDDEN void dsm__waiter_add_expected(uint32_t id, int n);
+/* Number of threads waiting for a reply (the communication thread does not
+ * sleep while it is non-zero). */
+extern uint32_t dsm__waiting DSM_HIDDEN;
+
+/* ---- msg.c: messages ---------------------------------------------------- */
+struct dsm_msg {
+    struct dsm_qnode q;      /* send queue / in-flight list link */
+    int dest;
+    int pooled;
+    MPI_Request req;
+    size_t cap;              /* payload capacity */
+    struct dsm_wire_hdr hdr; /* immediately followed by the payload */
+    unsigned char payload[];
+};
+#define DSM_SMALL_PAYLOAD 64
+DSM_HIDDEN int  dsm__msg_init(void);
+DSM_HIDDEN struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap);
+DSM_HIDDEN void dsm__msg_free(struct dsm_msg *m);
+DSM_HIDDEN void dsm__msg_send(struct dsm_msg *m);     /* fills src/epoch, counts */
+/* Largest payload of one message (the posted receive's size minus header). */
+DSM_HIDDEN size_t dsm__msg_max_payload(void);
+
+/* ---- comm/comm.c: the communication thread -------------------------------- */
+DSM_HIDDEN int  dsm__comm_start(void);
+DSM_HIDDEN void dsm__comm_stop(void);
+DSM_HIDDEN void dsm__comm_wake(void);          /* work queued or a waiter waits */
+DSM_HIDDEN int  dsm__comm_try_progress(void);  /* by a waiting thread */
+/* The MPI mutex of the direct transport (also used by comm.c's helpers). */
+extern pthread_mutex_t dsm__mpi_lock DSM_HIDDEN;
+extern int dsm__comm_use_mpi_lock DSM_HIDDEN;
+
+/* ---- protocol.c: received messages and coherence actions ------------------- */
+DSM_HIDDEN void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload,
+                              int mpi_src, int count);
+/* Fetch page p from its home into the system view and make it readable.
+ * The caller has set it IN_FLIGHT. */
+DSM_HIDDEN void dsm__fetch_page(size_t p);
+/* Send diffs of the dirty pages among list to their homes, wait for the acks,
+ * downgrade every page of list (write-protect) and drop twins. */
+DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n);
+/* Invalidate page p here if it is a copy (not home); flushes own writes first. */
+DSM_HIDDEN void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb);
+DSM_HIDDEN void dsm__serve_deferred(void);
+DSM_HIDDEN int  dsm__deferred_pending(void);
+DSM_HIDDEN void dsm__protocol_init(void);
+DSM_HIDDEN int  dsm__cmp_u32(const void *a, const void *b);
+
+/* ---- barrier.c ------------------------------------------------------------- */
+DSM_HIDDEN int  dsm__barrier_init(void);
+/* A barrier that also checks that every node passed the same check value;
+ * on a mismatch node 0 reports what (with aux values) and ends the job. */
+enum dsm_coll_kind { DSM_COLL_BARRIER = 0, DSM_COLL_MALLOC, DSM_COLL_FREE, DSM_COLL_FINALIZE };
+DSM_HIDDEN void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux);
+DSM_HIDDEN void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *p);
+DSM_HIDDEN void dsm__on_barrier_release(const struct dsm_wire_hdr *h, const void *p);
+
+/* ---- lock.c ---------------------------------------------------------------- */
+DSM_HIDDEN int  dsm__lock_init(void);
+DSM_HIDDEN void dsm__on_lock_req(const struct dsm_wire_hdr *h);
+DSM_HIDDEN void dsm__on_lock_grant(const struct dsm_wire_hdr *h, const void *p);
+DSM_HIDDEN void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *p);
+
+/* ---- alloc.c --------------------------------------------------------------- */
+DSM_HIDDEN int  dsm__alloc_init(void);
+DSM_HIDDEN void dsm__alloc_fini(void);
+
+/* ---- fault.c --------------------------------------------------------------- */
+DSM_HIDDEN int  dsm__fault_init(void);
+DSM_HIDDEN void dsm__fault_fini(void);
+
+/* ---- stats.c: counters, relaxed atomics, merged at print time ------------ */
+struct dsm_stats_raw {
+    uint64_t read_faults, write_faults, rmr_count, rmr_ns, pages_fetched,
+             bytes_fetched, pages_served, twins, diffs, diff_bytes,
+             diffs_applied, invalidations, barriers, barrier_ns, barrier_msgs,
+             lock_acquires, lock_wait_ns, msgs_sent, bytes_sent,
+             msgs_received, mprotect_calls;
+};
+extern struct dsm_stats_raw dsm__st DSM_HIDDEN;
+#define DSM_STAT_ADD(field, v) \
+    __atomic_fetch_add(&dsm__st.field, (uint64_t)(v), __ATOMIC_RELAXED)
+DSM_HIDDEN uint64_t dsm__now_ns(void);
+DSM_HIDDEN void dsm__stats_print_all(FILE *out, int json);
+
+#endif /* DSM_INTERNAL_H */

@@ -1,0 +1,179 @@
+/*
+ * dsm_pure.h - the parts of libdsm that are pure logic: no MPI, no signals,
+ * no global state.  They are built into libdsmpure.la so that the cmocka unit
+ * tests (tests/unit) can exercise them in one process.  Grouped by file.
+ */
+#ifndef DSM_PURE_H
+#define DSM_PURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include "dsm.h"
+
+#if defined(__GNUC__)
+#define DSM_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define DSM_HIDDEN
+#endif
+
+/* ---- diff.c: twins and word-granular diffs ------------------------------
+ *
+ * A diff encodes the 4-byte words of a page that differ from its twin, as a
+ * sequence of runs: struct dsm_diff_run { uint32 word_offset; uint32 words; }
+ * followed by words * 4 bytes of new data.  Runs are in increasing offset
+ * order and do not overlap.  An empty diff (length 0) means "unchanged".
+ * The granularity is 4 bytes: two nodes that write different bytes of one
+ * 4-byte word in one interval race (documented in libdsm(7)).
+ */
+struct dsm_diff_run {
+    uint32_t word_offset;
+    uint32_t words;
+};
+
+#define DSM_DIFF_WORD 4u
+
+/* Worst-case encoded size of a diff of a page of page_size bytes. */
+DSM_HIDDEN size_t dsm__diff_max_size(size_t page_size);
+
+/* Encode cur against twin into out (capacity out_cap, which must be at least
+ * dsm__diff_max_size(page_size)).  Returns the encoded length (0 when the
+ * page is unchanged), or (size_t)-1 if out_cap was too small.  page_size must be a multiple of DSM_DIFF_WORD. */
+DSM_HIDDEN size_t dsm__diff_make(const void *twin, const void *cur,
+                                 size_t page_size, void *out, size_t out_cap);
+
+/* Apply an encoded diff to page.  Every run is validated first (offsets in
+ * range, lengths consistent, increasing order); a malformed diff changes
+ * nothing and returns -DSM_EPROTO.  Returns the number of words written. */
+DSM_HIDDEN long dsm__diff_apply(void *page, size_t page_size,
+                                const void *diff, size_t len);
+
+/* ---- page_state.c: the per-page state machine ---------------------------
+ *
+ * The fault handler, the barrier and the lock code ask this table what to do;
+ * they carry out the returned actions (protection changes, fetch, twin).
+ */
+enum dsm_pstate {
+    DSM_P_UNALLOC = 0,   /* not part of any allocation: a fault is a real segfault */
+    DSM_P_INVALID,       /* no valid copy here: PROT_NONE */
+    DSM_P_IN_FLIGHT,     /* a fetch is under way: PROT_NONE, faulting threads wait */
+    DSM_P_READ_ONLY,     /* valid copy, writes trapped: PROT_READ */
+    DSM_P_READ_WRITE,    /* valid copy, writable: PROT_READ|PROT_WRITE */
+    DSM_P_NSTATES
+};
+
+enum dsm_pevent {
+    DSM_EV_FAULT = 0,      /* an access trapped (read or write: not known yet) */
+    DSM_EV_FETCHED,        /* the page arrived from its home */
+    DSM_EV_INVALIDATE,     /* a write notice from another node */
+    DSM_EV_DOWNGRADE,      /* release/barrier: our writes are flushed, trap again */
+    DSM_EV_SERVE,          /* home: another node takes a copy */
+    DSM_EV_UNTRACK,        /* home: no other node holds a copy any more */
+    DSM_EV_NEVENTS
+};
+
+/* Actions, or-ed together in dsm_ptrans.actions. */
+#define DSM_ACT_FETCH      0x01u  /* request the page from its home */
+#define DSM_ACT_TWIN       0x02u  /* copy the page into its twin (non-home) */
+#define DSM_ACT_MARK       0x04u  /* record the page as written in this interval */
+#define DSM_ACT_WAIT       0x08u  /* wait for the fetch under way */
+#define DSM_ACT_PROTECT    0x10u  /* set the protection of the new state */
+#define DSM_ACT_DROP_TWIN  0x20u  /* the twin is no longer needed */
+#define DSM_ACT_SEGV       0x40u  /* not ours: pass the fault on */
+#define DSM_ACT_ERROR      0x80u  /* impossible in this state: protocol bug */
+
+struct dsm_ptrans {
+    enum dsm_pstate next;
+    unsigned actions;
+};
+
+DSM_HIDDEN struct dsm_ptrans dsm__page_transition(enum dsm_pstate s,
+                                                  enum dsm_pevent ev,
+                                                  int is_home);
+DSM_HIDDEN int dsm__page_prot(enum dsm_pstate s);  /* PROT_* of a state */
+DSM_HIDDEN const char *dsm__page_state_name(enum dsm_pstate s);
+
+/* ---- msgqueue.c: the multi-producer single-consumer send queue ----------
+ *
+ * Compute threads push, the communication thread takes everything at once
+ * in FIFO order.  Intrusive: the element embeds struct dsm_qnode.
+ */
+struct dsm_qnode {
+    struct dsm_qnode *next;
+};
+
+struct dsm_mqueue {
+    pthread_mutex_t lock;
+    struct dsm_qnode *head;
+    struct dsm_qnode *tail;
+    unsigned long pushed;
+};
+
+DSM_HIDDEN void dsm__mq_init(struct dsm_mqueue *q);
+DSM_HIDDEN void dsm__mq_destroy(struct dsm_mqueue *q);
+/* Returns 1 if the queue was empty before the push (the consumer may sleep). */
+DSM_HIDDEN int dsm__mq_push(struct dsm_mqueue *q, struct dsm_qnode *n);
+/* Detaches the whole queue; returns its first node (FIFO order) or NULL. */
+DSM_HIDDEN struct dsm_qnode *dsm__mq_take_all(struct dsm_mqueue *q);
+DSM_HIDDEN int dsm__mq_empty(struct dsm_mqueue *q);
+
+/* ---- config.c: every DSM_* environment variable, parsed in one place ---- */
+enum dsm_comm_kind { DSM_COMM_QUEUE = 0, DSM_COMM_DIRECT = 1 };
+enum dsm_poll_kind { DSM_POLL_SPIN = 0, DSM_POLL_ADAPTIVE = 1 };
+enum dsm_stats_kind { DSM_STATS_OFF = 0, DSM_STATS_TEXT = 1, DSM_STATS_JSON = 2 };
+
+struct dsm_config {
+    size_t   heap_size;           /* DSM_HEAP_SIZE */
+    size_t   page_size;           /* DSM_PAGE_SIZE */
+    uintptr_t base;               /* DSM_BASE */
+    enum dsm_comm_kind comm;      /* DSM_COMM */
+    enum dsm_poll_kind poll;      /* DSM_POLL */
+    enum dsm_stats_kind stats;    /* DSM_STATS */
+    enum dsm_home_policy home;    /* DSM_HOME: block or cyclic */
+    int      max_locks;           /* DSM_MAX_LOCKS */
+    unsigned spin_us;             /* DSM_SPIN_US: adaptive polling spin phase */
+};
+
+#define DSM_DEFAULT_HEAP_SIZE  ((size_t)1 << 30)            /* 1 GiB */
+#define DSM_DEFAULT_PAGE_SIZE  ((size_t)16384)              /* SCASH's 16 KiB */
+#define DSM_DEFAULT_BASE       ((uintptr_t)0x200000000000)  /* 32 TiB */
+#define DSM_DEFAULT_MAX_LOCKS  4096
+#define DSM_DEFAULT_SPIN_US    50
+#define DSM_MAX_NODES          64   /* copysets are one 64-bit word per page */
+
+/* Fill cfg from envp (an environ-style NULL-terminated array; NULL means no
+ * variables), with os_page the OS page size.  Every variable whose name starts
+ * with "DSM_" must be known and well-formed.  Returns 0, or -DSM_EINVAL with
+ * a complete message (what is wrong and what to do) in err. */
+DSM_HIDDEN int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
+                                 size_t os_page, char *err, size_t errlen);
+/* Parse a size with an optional K/M/G/T suffix (binary).  0 or -DSM_EINVAL. */
+DSM_HIDDEN int dsm__parse_size(const char *s, size_t *out);
+
+/* ---- range.c: the deterministic first-fit allocator of page ranges ------
+ *
+ * Every node runs the same sequence of collective allocations through it and
+ * so computes the same offsets without talking.  Units are coherence pages.
+ */
+struct dsm_range { size_t start, count; };
+
+struct dsm_ranges {
+    struct dsm_range *free;      /* sorted, coalesced free ranges */
+    size_t nfree, capfree;
+    struct dsm_range *used;      /* sorted live allocations */
+    size_t nused, capused;
+    size_t total;                /* pages managed */
+};
+
+DSM_HIDDEN int  dsm__ranges_init(struct dsm_ranges *r, size_t total_pages);
+DSM_HIDDEN void dsm__ranges_destroy(struct dsm_ranges *r);
+/* First fit.  Returns 0 and *start, or -DSM_ENOMEM. */
+DSM_HIDDEN int  dsm__ranges_alloc(struct dsm_ranges *r, size_t count, size_t *start);
+/* Frees the allocation that starts at start; *count gets its size.
+ * -DSM_EINVAL if no allocation starts there. */
+DSM_HIDDEN int  dsm__ranges_free(struct dsm_ranges *r, size_t start, size_t *count);
+DSM_HIDDEN size_t dsm__ranges_largest_free(const struct dsm_ranges *r);
+DSM_HIDDEN size_t dsm__ranges_free_total(const struct dsm_ranges *r);
+
+#endif /* DSM_PURE_H */

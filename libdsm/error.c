@@ -1,0 +1,46 @@
+/*
+ * error.c - the one fatal path.  Where nothing can be returned (the fault
+ * handler, the communication thread, misuse of the API) libdsm prints
+ * "libdsm[rank N]: what happened, what to do" and ends the whole job, so that
+ * a mistake is never a hang or a wrong answer.  Any thread may call it, also
+ * from the SIGSEGV handler: it formats on the stack and uses write(2).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dsm_internal.h"
+
+void dsm__fatal(const char *fmt, ...)
+{
+    char buf[1024];
+    int n, init = 0, fin = 0;
+    va_list ap;
+
+    if (dsm__g.state == DSM_STATE_NEW || dsm__g.rank < 0)
+        n = snprintf(buf, sizeof buf, "libdsm[rank ?]: ");
+    else
+        n = snprintf(buf, sizeof buf, "libdsm[rank %d]: ", dsm__g.rank);
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    if (write(2, buf, (size_t)n) < 0) { /* nothing better to do */ }
+
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (init && !fin)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    _exit(1);
+}
+
+void dsm__check_running(const char *func)
+{
+    if (dsm__g.state == DSM_STATE_NEW)
+        dsm__fatal("%s() called before dsm_init(); call dsm_init(&argc, &argv) first", func);
+    dsm__fatal("%s() called after dsm_finalize(); shared memory and "
+               "synchronisation are gone once dsm_finalize() returns", func);
+}

@@ -1,0 +1,152 @@
+/*
+ * init.c - start-up and shut-down order, and the small public queries.
+ *
+ * dsm_init: MPI (ours or the caller's, which must give MPI_THREAD_MULTIPLE),
+ * configuration from DSM_* variables, agreement of all nodes on it, the
+ * region at the same address everywhere, page table, allocator, fault
+ * handler, and finally the communication thread.  dsm_finalize undoes it
+ * after a last barrier.  Both run on one thread of each process.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dsm_internal.h"
+
+extern char **environ;
+
+struct dsm_global dsm__g = { .state = DSM_STATE_NEW, .rank = -1, .memfd = -1 };
+
+static void agree(const char *what, uint64_t v)
+{
+    uint64_t mn = v, mx = v;
+    MPI_Allreduce(MPI_IN_PLACE, &mn, 1, MPI_UINT64_T, MPI_MIN, dsm__g.comm);
+    MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_UINT64_T, MPI_MAX, dsm__g.comm);
+    if (mn != mx)
+        dsm__fatal("ranks disagree on %s (values from %#lx to %#lx); give every rank "
+                   "the same DSM_* environment", what, (unsigned long)mn, (unsigned long)mx);
+}
+
+static void must(int rc, const char *what)
+{
+    if (rc)
+        dsm__fatal("%s failed (%s)", what,
+                   rc == -DSM_ENOMEM ? "out of memory" : "system error");
+}
+
+int dsm_init(int *argc, char ***argv)
+{
+    struct dsm_global *g = &dsm__g;
+    int inited = 0, provided = 0, ok, all_ok;
+    char err[512];
+
+    if (g->state == DSM_STATE_RUNNING)
+        dsm__fatal("dsm_init() called twice; call it once per process");
+    if (g->state == DSM_STATE_FINALIZED)
+        dsm__fatal("dsm_init() called after dsm_finalize(); libdsm cannot be restarted "
+                   "in the same process");
+    MPI_Initialized(&inited);
+    if (!inited) {
+        if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+            dsm__fatal("MPI_Init_thread failed; start the program with mpiexec");
+        g->own_mpi = 1;
+    } else {
+        MPI_Query_thread(&provided);
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &g->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g->nodes);
+    if (provided < MPI_THREAD_MULTIPLE)
+        dsm__fatal("MPI gives thread level %d, libdsm needs MPI_THREAD_MULTIPLE: "
+                   "initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) "
+                   "or let dsm_init() do it", provided);
+    if (g->nodes > DSM_MAX_NODES)
+        dsm__fatal("%d ranks, but libdsm supports at most %d nodes", g->nodes, DSM_MAX_NODES);
+    MPI_Comm_dup(MPI_COMM_WORLD, &g->comm);
+
+    g->os_page = (size_t)sysconf(_SC_PAGESIZE);
+    if (dsm__config_parse(&g->cfg, environ, g->os_page, err, sizeof err) != 0)
+        dsm__fatal("%s", err);
+    agree("DSM_PAGE_SIZE", g->cfg.page_size);
+    agree("DSM_HEAP_SIZE", g->cfg.heap_size);
+    agree("DSM_BASE", g->cfg.base);
+    agree("DSM_COMM", g->cfg.comm);
+    agree("DSM_MAX_LOCKS", (uint64_t)g->cfg.max_locks);
+    agree("DSM_HOME", g->cfg.home);
+
+    g->page_size = g->cfg.page_size;
+    g->page_shift = (unsigned)__builtin_ctzl(g->page_size);
+    g->npages = g->cfg.heap_size / g->page_size;
+    if (g->npages > UINT32_MAX)
+        dsm__fatal("DSM_HEAP_SIZE / DSM_PAGE_SIZE = %zu pages: bad value, at most 2^32 "
+                   "pages; raise DSM_PAGE_SIZE or lower DSM_HEAP_SIZE", g->npages);
+    g->ops = g->cfg.comm == DSM_COMM_DIRECT ? &dsm__comm_direct : &dsm__comm_queue;
+
+    ok = dsm__vm_init() == 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, g->comm);
+    if (!ok)
+        dsm__fatal("cannot map the shared region at %#lx (%zu bytes): the address range "
+                   "is in use or too large here; choose another DSM_BASE (e.g. "
+                   "DSM_BASE=0x300000000000) or a smaller DSM_HEAP_SIZE",
+                   (unsigned long)g->cfg.base, g->cfg.heap_size);
+    if (!all_ok)
+        dsm__fatal("another rank could not map the shared region at %#lx; see its message",
+                   (unsigned long)g->cfg.base);
+
+    must(dsm__pt_init(), "allocating the page table");
+    must(dsm__waiter_init(), "allocating waiter slots");
+    must(dsm__msg_init(), "allocating the message pool");
+    must(dsm__alloc_init(), "initialising the allocator");
+    must(dsm__barrier_init(), "initialising the barrier");
+    must(dsm__lock_init(), "initialising the locks");
+    dsm__protocol_init();
+    memset(&dsm__st, 0, sizeof dsm__st);
+    g->epoch = 0;
+    if (dsm__fault_init() != 0)
+        dsm__fatal("cannot install the SIGSEGV handler (libsigsegv does not support "
+                   "this platform)");
+    g->state = DSM_STATE_RUNNING;
+    must(dsm__comm_start(), "starting the communication thread");
+    MPI_Barrier(g->comm);
+    return 0;
+}
+
+int dsm_finalize(void)
+{
+    struct dsm_global *g = &dsm__g;
+
+    DSM_CHECK_RUNNING();
+    dsm__barrier_checked(DSM_COLL_FINALIZE, 0, 0);
+    /* After this barrier no node sends another request: every request is
+     * answered before its sender can enter a barrier. */
+    dsm__comm_stop();
+    MPI_Barrier(g->comm);
+    if (g->cfg.stats != DSM_STATS_OFF)
+        dsm__stats_print_all(stdout, g->cfg.stats == DSM_STATS_JSON);
+    g->state = DSM_STATE_FINALIZED;
+    dsm__fault_fini();
+    dsm__vm_fini();
+    dsm__pt_fini();
+    dsm__alloc_fini();
+    g->npages = 0;
+    MPI_Comm_free(&g->comm);
+    if (g->own_mpi)
+        MPI_Finalize();
+    return 0;
+}
+
+int dsm_initialized(void)
+{
+    return dsm__g.state == DSM_STATE_RUNNING;
+}
+
+int dsm_node_id(void)
+{
+    DSM_CHECK_RUNNING();
+    return dsm__g.rank;
+}
+
+int dsm_node_count(void)
+{
+    DSM_CHECK_RUNNING();
+    return dsm__g.nodes;
+}

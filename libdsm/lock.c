@@ -1,0 +1,251 @@
+/*
+ * lock.c - DSM locks: a manager per lock (id % nodes) keeps the holder, a
+ * FIFO of waiting requesters, and the write notices of the releases since the
+ * last barrier.
+ *
+ * Release (application thread): flush this node's diffs to their homes and
+ * wait for the acks, then hand the manager every page this node wrote since
+ * the last barrier, and wait for the manager's ack.  Acquire: ask the
+ * manager; the grant carries the notices accumulated in the current epoch,
+ * and the acquirer invalidates its copies of those pages.  Sending all pages
+ * written since the barrier (not only since the last release) keeps it right
+ * when several threads of a node hold different locks at once.
+ *
+ * Manager side: on_lock_* run under the progress token, one at a time.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsm_internal.h"
+
+struct lock_waiter { int node; uint32_t waiter; uint32_t epoch; };
+
+struct mlock {
+    int held, holder;
+    struct lock_waiter *q;          /* FIFO of requesters */
+    size_t qhead, qn, qcap;
+    uint32_t *notices;
+    size_t n, cap, sorted;          /* sorted: prefix length already deduplicated */
+    uint32_t notice_epoch;
+};
+
+static struct mlock *locks;          /* locks managed here: id / nodes */
+static size_t nlocal;
+
+struct grant_ctx { uint32_t *pages; size_t n, cap; };
+
+int dsm__lock_init(void)
+{
+    int n = dsm__g.nodes, me = dsm__g.rank, max = dsm__g.cfg.max_locks;
+    nlocal = (size_t)(max / n + (me < max % n ? 1 : 0));
+    locks = calloc(nlocal ? nlocal : 1, sizeof *locks);
+    return locks ? 0 : -DSM_ENOMEM;
+}
+
+static void check_id(const char *func, int id)
+{
+    DSM_CHECK_RUNNING();
+    if (id < 0 || id >= dsm__g.cfg.max_locks)
+        dsm__fatal("%s(%d): lock id out of range; ids go from 0 to %d "
+                   "(raise DSM_MAX_LOCKS for more)", func, id, dsm__g.cfg.max_locks - 1);
+}
+
+static int grow_u32(uint32_t **a, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 64;
+    while (nc < need)
+        nc *= 2;
+    void *p = realloc(*a, nc * sizeof **a);
+    if (!p)
+        return -1;
+    *a = p;
+    *cap = nc;
+    return 0;
+}
+
+/* ---- manager ---- */
+
+static void dedup(struct mlock *l)
+{
+    if (l->sorted == l->n)
+        return;
+    qsort(l->notices, l->n, sizeof *l->notices, dsm__cmp_u32);
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (k == 0 || l->notices[k - 1] != l->notices[i])
+            l->notices[k++] = l->notices[i];
+    l->n = l->sorted = k;
+}
+
+static void grant(struct mlock *l, uint32_t id, int node, uint32_t waiter, uint32_t epoch)
+{
+    size_t per = dsm__msg_max_payload() / 4, i = 0, n;
+    const uint32_t *src;
+
+    l->held = 1;
+    l->holder = node;
+    /* Notices of an older epoch were covered by the barrier since. */
+    if (l->notice_epoch >= epoch) {
+        dedup(l);
+        n = l->n;
+    } else {
+        n = 0;
+    }
+    src = l->notices;
+    do {
+        size_t k = n - i < per ? n - i : per;
+        struct dsm_msg *m = dsm__msg_new(DSM_MSG_LOCK_GRANT, node, k * 4);
+        memcpy(m->payload, src + i, k * 4);
+        i += k;
+        m->hdr.len = (uint32_t)(k * 4);
+        m->hdr.id = id;
+        m->hdr.waiter = waiter;
+        if (i == n)
+            m->hdr.flags |= DSM_MF_LAST;
+        dsm__msg_send(m);
+    } while (i < n);
+}
+
+void dsm__on_lock_req(const struct dsm_wire_hdr *h)
+{
+    struct mlock *l = &locks[h->id / (uint32_t)dsm__g.nodes];
+
+    if (!l->held) {
+        grant(l, h->id, h->src, h->waiter, h->epoch);
+        return;
+    }
+    if (l->qn == l->qcap) {
+        size_t nc = l->qcap ? l->qcap * 2 : 8;
+        struct lock_waiter *q = malloc(nc * sizeof *q);
+        if (!q)
+            dsm__fatal("out of private memory queueing for lock %u", h->id);
+        for (size_t i = 0; i < l->qn; i++)
+            q[i] = l->q[(l->qhead + i) % l->qcap];
+        free(l->q);
+        l->q = q;
+        l->qcap = nc;
+        l->qhead = 0;
+    }
+    struct lock_waiter *w = &l->q[(l->qhead + l->qn) % l->qcap];
+    w->node = h->src;
+    w->waiter = h->waiter;
+    w->epoch = h->epoch;
+    l->qn++;
+}
+
+void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *payload)
+{
+    struct mlock *l = &locks[h->id / (uint32_t)dsm__g.nodes];
+    const uint32_t *pages = payload;
+    size_t n = h->len / 4;
+
+    if (!l->held || l->holder != h->src)
+        dsm__fatal("rank %d released lock %u, which it does not hold (%s); every "
+                   "dsm_lock_release must follow a dsm_lock_acquire of the same id",
+                   h->src, h->id, l->held ? "another rank holds it" : "it is free");
+    if (h->epoch > l->notice_epoch || l->n == 0) {
+        l->n = l->sorted = 0;
+        l->notice_epoch = h->epoch;
+    }
+    if (grow_u32(&l->notices, &l->cap, l->n + n))
+        dsm__fatal("out of private memory for the notices of lock %u", h->id);
+    for (size_t i = 0; i < n; i++) {
+        if (pages[i] >= dsm__g.npages)
+            dsm__fatal("malformed LOCK_REL from rank %d: page %u out of range",
+                       h->src, pages[i]);
+        l->notices[l->n++] = pages[i];
+    }
+    if (!(h->flags & DSM_MF_LAST))
+        return;
+    struct dsm_msg *m = dsm__msg_new(DSM_MSG_LOCK_REL_ACK, h->src, 0);
+    m->hdr.waiter = h->waiter;
+    dsm__msg_send(m);
+    if (l->qn) {
+        struct lock_waiter w = l->q[l->qhead];
+        l->qhead = (l->qhead + 1) % l->qcap;
+        l->qn--;
+        grant(l, h->id, w.node, w.waiter, w.epoch);
+    } else {
+        l->held = 0;
+    }
+}
+
+/* ---- requester ---- */
+
+void dsm__on_lock_grant(const struct dsm_wire_hdr *h, const void *payload)
+{
+    struct dsm_waiter *w = dsm__waiter_at(h->waiter);
+    struct grant_ctx *c = w->ctx;
+    size_t n = h->len / 4;
+
+    if (grow_u32(&c->pages, &c->cap, c->n + n))
+        dsm__fatal("out of private memory for %zu lock notices", c->n + n);
+    memcpy(c->pages + c->n, payload, n * 4);
+    for (size_t i = 0; i < n; i++)
+        if (c->pages[c->n + i] >= dsm__g.npages)
+            dsm__fatal("malformed LOCK_GRANT: page %u out of range", c->pages[c->n + i]);
+    c->n += n;
+    if (h->flags & DSM_MF_LAST)
+        dsm__waiter_complete(w);
+}
+
+void dsm_lock_acquire(int id)
+{
+    struct grant_ctx ctx = { NULL, 0, 0 };
+    uint64_t t0;
+    uint32_t waiter;
+    struct dsm_msg *m;
+
+    check_id("dsm_lock_acquire", id);
+    t0 = dsm__now_ns();
+    waiter = dsm__waiter_get(1, &ctx);
+    m = dsm__msg_new(DSM_MSG_LOCK_REQ, id % dsm__g.nodes, 0);
+    m->hdr.id = (uint32_t)id;
+    m->hdr.waiter = waiter;
+    dsm__msg_send(m);
+    dsm__waiter_wait(waiter);
+    dsm__waiter_put(waiter);
+    DSM_STAT_ADD(lock_acquires, 1);
+    DSM_STAT_ADD(lock_wait_ns, dsm__now_ns() - t0);
+    for (size_t i = 0; i < ctx.n; i++)
+        dsm__invalidate_copy(ctx.pages[i], NULL);
+    free(ctx.pages);
+}
+
+void dsm_lock_release(int id)
+{
+    uint32_t *list, waiter;
+    size_t n, per, i = 0;
+
+    check_id("dsm_lock_release", id);
+    n = dsm__pt_take_marked(&list);
+    dsm__flush(list, n);
+    free(list);
+
+    n = dsm__pt_copy_epoch(&list);
+    per = dsm__msg_max_payload() / 4;
+    waiter = dsm__waiter_get(1, NULL);
+    do {
+        size_t k = n - i < per ? n - i : per;
+        struct dsm_msg *m = dsm__msg_new(DSM_MSG_LOCK_REL, id % dsm__g.nodes, k * 4);
+        memcpy(m->payload, list + i, k * 4);
+        i += k;
+        m->hdr.len = (uint32_t)(k * 4);
+        m->hdr.id = (uint32_t)id;
+        m->hdr.waiter = waiter;
+        if (i == n)
+            m->hdr.flags |= DSM_MF_LAST;
+        dsm__msg_send(m);
+    } while (i < n);
+    free(list);
+    dsm__waiter_wait(waiter);
+    dsm__waiter_put(waiter);
+}
+
+int dsm_lock_count(void)
+{
+    DSM_CHECK_RUNNING();
+    return dsm__g.cfg.max_locks;
+}

@@ -1,0 +1,96 @@
+/*
+ * msg.c - message buffers and the send entry point.
+ *
+ * Small messages (requests, acks) come from a preallocated pool so that the
+ * fault handler never calls malloc; larger ones (pages, diffs, notice lists)
+ * are malloc'd by the threads that build them (never the fault handler).  A
+ * message belongs to the transport from dsm__msg_send() until MPI is done
+ * with it; the transport then frees it.  Any thread.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsm_internal.h"
+
+#define DSM_POOL_MSGS 4096
+
+static unsigned char *pool_mem;
+static struct dsm_msg *pool_free;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t pool_stride;
+
+int dsm__msg_init(void)
+{
+    pool_stride = (sizeof(struct dsm_msg) + DSM_SMALL_PAYLOAD + 63) & ~(size_t)63;
+    pool_mem = calloc(DSM_POOL_MSGS, pool_stride);
+    if (!pool_mem)
+        return -DSM_ENOMEM;
+    pool_free = NULL;
+    for (int i = DSM_POOL_MSGS - 1; i >= 0; i--) {
+        struct dsm_msg *m = (struct dsm_msg *)(pool_mem + (size_t)i * pool_stride);
+        m->pooled = 1;
+        m->cap = DSM_SMALL_PAYLOAD;
+        m->q.next = (struct dsm_qnode *)pool_free;
+        pool_free = m;
+    }
+    return 0;
+}
+
+size_t dsm__msg_max_payload(void)
+{
+    /* One page with its header, or one page's worst-case diff. */
+    size_t ps = dsm__g.page_size;
+    size_t need = dsm__diff_max_size(ps) + sizeof(struct dsm_wire_diff);
+    if (need < ps)
+        need = ps;
+    return need < 65536 ? 65536 : need;
+}
+
+struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap)
+{
+    struct dsm_msg *m = NULL;
+
+    if (cap <= DSM_SMALL_PAYLOAD) {
+        pthread_mutex_lock(&pool_lock);
+        m = pool_free;
+        if (m)
+            pool_free = (struct dsm_msg *)m->q.next;
+        pthread_mutex_unlock(&pool_lock);
+    }
+    if (!m) {
+        size_t c = cap < DSM_SMALL_PAYLOAD ? DSM_SMALL_PAYLOAD : cap;
+        m = malloc(sizeof *m + c);
+        if (!m)
+            dsm__fatal("out of private memory for a %zu-byte message", cap);
+        m->pooled = 0;
+        m->cap = c;
+    }
+    memset(&m->hdr, 0, sizeof m->hdr);
+    m->hdr.type = (uint16_t)type;
+    m->dest = dest;
+    m->q.next = NULL;
+    return m;
+}
+
+void dsm__msg_free(struct dsm_msg *m)
+{
+    if (!m->pooled) {
+        free(m);
+        return;
+    }
+    pthread_mutex_lock(&pool_lock);
+    m->q.next = (struct dsm_qnode *)pool_free;
+    pool_free = m;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+void dsm__msg_send(struct dsm_msg *m)
+{
+    m->hdr.src = dsm__g.rank;
+    m->hdr.epoch = __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE);
+    if (m->dest != dsm__g.rank) {
+        DSM_STAT_ADD(msgs_sent, 1);
+        DSM_STAT_ADD(bytes_sent, sizeof m->hdr + m->hdr.len);
+    }
+    dsm__g.ops->send(m);
+}

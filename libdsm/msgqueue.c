@@ -1,0 +1,59 @@
+/*
+ * msgqueue.c - the send queue of the `queue` transport: many producers
+ * (application threads, including the fault handler), one consumer (the
+ * communication thread).
+ *
+ * A mutex-protected singly linked list.  The critical sections are a few
+ * pointer moves, so the lock is held for nanoseconds; the consumer detaches
+ * the whole list at once, so it takes the lock once per batch, not per
+ * message.  The fault handler may push: the lock is never held by a thread
+ * while it touches shared memory, so a fault cannot interrupt a holder.
+ */
+#include "dsm_pure.h"
+
+void dsm__mq_init(struct dsm_mqueue *q)
+{
+    pthread_mutex_init(&q->lock, NULL);
+    q->head = q->tail = NULL;
+    q->pushed = 0;
+}
+
+void dsm__mq_destroy(struct dsm_mqueue *q)
+{
+    pthread_mutex_destroy(&q->lock);
+}
+
+int dsm__mq_push(struct dsm_mqueue *q, struct dsm_qnode *n)
+{
+    int was_empty;
+
+    n->next = NULL;
+    pthread_mutex_lock(&q->lock);
+    was_empty = q->head == NULL;
+    if (was_empty)
+        q->head = n;
+    else
+        q->tail->next = n;
+    q->tail = n;
+    q->pushed++;
+    pthread_mutex_unlock(&q->lock);
+    return was_empty;
+}
+
+struct dsm_qnode *dsm__mq_take_all(struct dsm_mqueue *q)
+{
+    struct dsm_qnode *h;
+
+    pthread_mutex_lock(&q->lock);
+    h = q->head;
+    q->head = q->tail = NULL;
+    pthread_mutex_unlock(&q->lock);
+    return h;
+}
+
+int dsm__mq_empty(struct dsm_mqueue *q)
+{
+    /* A racy peek is enough for the consumer's "anything to do?" check: a
+     * push it misses is seen on its next loop, and pushers wake it. */
+    return __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) == NULL;
+}

@@ -1,0 +1,141 @@
+/*
+ * page_table.c - per-page state, striped page locks, the lists of written
+ * pages, and waiting for page installs.
+ *
+ * Threads: application threads (fault handler, barrier, locks) and the
+ * communication thread.  A page's state, flags and copyset change only under
+ * its page lock.  Page locks are never held while touching the application
+ * view, so a fault cannot interrupt a holder.  The written-page lists have
+ * their own mutex, taken inside a page lock, never the other way round.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dsm_internal.h"
+
+#define DSM_PAGE_LOCKS 1024   /* stripes: enough to make collisions rare */
+
+static pthread_mutex_t page_locks[DSM_PAGE_LOCKS];
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t *marked, *epoch_list;   /* page ids, npages capacity each */
+static size_t nmarked, nepoch;
+
+int dsm__pt_init(void)
+{
+    struct dsm_global *g = &dsm__g;
+    size_t bytes = g->npages * sizeof(struct dsm_page);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return -DSM_ENOMEM;
+    g->pages = p;                 /* zero: every page UNALLOC */
+    marked = mmap(NULL, g->npages * 4, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    epoch_list = mmap(NULL, g->npages * 4, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (marked == MAP_FAILED || epoch_list == MAP_FAILED)
+        return -DSM_ENOMEM;
+    for (int i = 0; i < DSM_PAGE_LOCKS; i++)
+        pthread_mutex_init(&page_locks[i], NULL);
+    nmarked = nepoch = 0;
+    return 0;
+}
+
+void dsm__pt_fini(void)
+{
+    struct dsm_global *g = &dsm__g;
+    if (g->pages)
+        munmap(g->pages, g->npages * sizeof(struct dsm_page));
+    if (marked) munmap(marked, g->npages * 4);
+    if (epoch_list) munmap(epoch_list, g->npages * 4);
+    g->pages = NULL;
+    marked = epoch_list = NULL;
+}
+
+void dsm__page_lock(size_t p)   { pthread_mutex_lock(&page_locks[p % DSM_PAGE_LOCKS]); }
+void dsm__page_unlock(size_t p) { pthread_mutex_unlock(&page_locks[p % DSM_PAGE_LOCKS]); }
+
+void dsm__pt_mark_written(size_t p)
+{
+    struct dsm_page *pg = &dsm__g.pages[p];
+    if ((pg->flags & (DSM_PF_MARKED | DSM_PF_EPOCH)) == (DSM_PF_MARKED | DSM_PF_EPOCH))
+        return;
+    pthread_mutex_lock(&list_lock);
+    if (!(pg->flags & DSM_PF_MARKED)) {
+        pg->flags |= DSM_PF_MARKED;
+        marked[nmarked++] = (uint32_t)p;
+    }
+    if (!(pg->flags & DSM_PF_EPOCH)) {
+        pg->flags |= DSM_PF_EPOCH;
+        epoch_list[nepoch++] = (uint32_t)p;
+    }
+    pthread_mutex_unlock(&list_lock);
+}
+
+size_t dsm__pt_take_marked(uint32_t **out)
+{
+    size_t n;
+    pthread_mutex_lock(&list_lock);
+    n = nmarked;
+    *out = malloc((n ? n : 1) * sizeof **out);
+    if (!*out)
+        dsm__fatal("out of private memory for %zu written pages", n);
+    memcpy(*out, marked, n * sizeof **out);
+    nmarked = 0;
+    pthread_mutex_unlock(&list_lock);
+    /* DSM_PF_MARKED is cleared by dsm__flush under each page's lock. */
+    return n;
+}
+
+size_t dsm__pt_copy_epoch(uint32_t **out)
+{
+    size_t n;
+    pthread_mutex_lock(&list_lock);
+    n = nepoch;
+    *out = malloc((n ? n : 1) * sizeof **out);
+    if (!*out)
+        dsm__fatal("out of private memory for %zu written pages", n);
+    memcpy(*out, epoch_list, n * sizeof **out);
+    pthread_mutex_unlock(&list_lock);
+    return n;
+}
+
+void dsm__pt_clear_epoch(void)
+{
+    /* Barrier only: no other thread touches shared memory now. */
+    pthread_mutex_lock(&list_lock);
+    for (size_t i = 0; i < nepoch; i++)
+        dsm__g.pages[epoch_list[i]].flags &= (uint8_t)~DSM_PF_EPOCH;
+    nepoch = 0;
+    pthread_mutex_unlock(&list_lock);
+}
+
+static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+void dsm__pt_install_wait(uint32_t seen)
+{
+    /* The install counter moves at every page install; a waiter rechecks its
+     * page after any of them.  The waiter count lets the installer skip the
+     * wake system call when nobody waits. */
+    __atomic_fetch_add(&dsm__g.install_waiters, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&dsm__g.installs, __ATOMIC_ACQUIRE) == seen)
+        futex(&dsm__g.installs, FUTEX_WAIT_PRIVATE, seen, NULL);
+    __atomic_fetch_sub(&dsm__g.install_waiters, 1, __ATOMIC_SEQ_CST);
+}
+
+void dsm__pt_install_done(void)
+{
+    __atomic_fetch_add(&dsm__g.installs, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&dsm__g.install_waiters, __ATOMIC_SEQ_CST))
+        futex(&dsm__g.installs, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}

@@ -1,0 +1,413 @@
+/*
+ * protocol.c - the coherence engine: validation and dispatch of received
+ * messages, the home's page service, diffs, flushing a node's writes at a
+ * release, and invalidating copies.
+ *
+ * Threads: dsm__dispatch and the on_* handlers run under the progress token
+ * (communication thread, or a waiting thread under the direct transport), one
+ * at a time.  dsm__fetch_page, dsm__flush and dsm__invalidate_copy run in
+ * application threads (fault handler, barrier, locks).  Lock order: flush
+ * mutex -> page lock -> MPI mutex; no page lock is held while waiting for a
+ * reply, because the thread that must deliver the reply may need it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "dsm_internal.h"
+
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int dsm__cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ---- requests that arrive before this node finished the barrier ---------
+ * A node that left barrier k early may ask for a page before this home has
+ * applied barrier k's write notices (which reset copysets).  Such a request
+ * waits here until this node's epoch catches up, so that the copyset update
+ * of barrier k never forgets a copy handed out after it. */
+struct deferred {
+    struct deferred *next;
+    struct dsm_wire_hdr h;
+};
+static struct deferred *dhead, **dtail = &dhead;
+
+int dsm__deferred_pending(void)
+{
+    return dhead != NULL;
+}
+
+static void defer(const struct dsm_wire_hdr *h)
+{
+    struct deferred *d = malloc(sizeof *d);
+    if (!d)
+        dsm__fatal("out of private memory deferring a request");
+    d->h = *h;
+    d->next = NULL;
+    *dtail = d;
+    dtail = &d->next;
+}
+
+static void on_page_req(const struct dsm_wire_hdr *h);
+
+void dsm__serve_deferred(void)
+{
+    uint32_t epoch = __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE);
+    struct deferred **pp = &dhead, *d;
+
+    while ((d = *pp) != NULL) {
+        if (d->h.epoch <= epoch) {
+            *pp = d->next;
+            if (!*pp)
+                dtail = pp;
+            on_page_req(&d->h);
+            free(d);
+        } else {
+            pp = &d->next;
+        }
+    }
+}
+
+/* ---- the home side ---- */
+
+static void on_page_req(const struct dsm_wire_hdr *h)
+{
+    size_t p = h->id, ps = dsm__g.page_size;
+    struct dsm_page *pg = &dsm__g.pages[p];
+    struct dsm_msg *m;
+
+    if (pg->state == DSM_P_UNALLOC || pg->home != dsm__g.rank)
+        dsm__fatal("protocol error: rank %d asked for page %zu, which is %s here; "
+                   "this is a libdsm bug or ranks made different allocations",
+                   h->src, p, pg->state == DSM_P_UNALLOC ? "not allocated" : "not homed");
+    if (h->epoch > __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE)) {
+        defer(h);
+        return;
+    }
+    /* Write-protect first, copy second: a home write racing with the copy
+     * either lands before the protection (and is in the copy) or traps and
+     * becomes a write notice that invalidates the copy at the next release. */
+    dsm__page_lock(p);
+    pg->copyset |= (uint64_t)1 << h->src;
+    struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_SERVE, 1);
+    if (t.actions & DSM_ACT_ERROR)
+        dsm__fatal("protocol error: page %zu in state %s cannot be served",
+                   p, dsm__page_state_name(pg->state));
+    if (t.actions & DSM_ACT_PROTECT)
+        dsm__vm_protect(p, 1, dsm__page_prot(t.next));
+    pg->state = t.next;
+    dsm__page_unlock(p);
+
+    m = dsm__msg_new(DSM_MSG_PAGE_REPLY, h->src, ps);
+    m->hdr.id = (uint32_t)p;
+    m->hdr.waiter = h->waiter;
+    m->hdr.len = (uint32_t)ps;
+    memcpy(m->payload, dsm__sys_page(p), ps);
+    DSM_STAT_ADD(pages_served, 1);
+    dsm__msg_send(m);
+}
+
+static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
+{
+    size_t pos = 0, ps = dsm__g.page_size;
+
+    while (pos < h->len) {
+        struct dsm_wire_diff e;
+        if (h->len - pos < sizeof e)
+            dsm__fatal("malformed DIFF message from rank %d: truncated entry", h->src);
+        memcpy(&e, pl + pos, sizeof e);
+        pos += sizeof e;
+        if (e.page >= dsm__g.npages || dsm__g.pages[e.page].home != dsm__g.rank ||
+            dsm__g.pages[e.page].state == DSM_P_UNALLOC || e.len > h->len - pos)
+            dsm__fatal("malformed DIFF message from rank %d: page %u is not homed here "
+                       "or the diff overruns the message", h->src, e.page);
+        if (dsm__diff_apply(dsm__sys_page(e.page), ps, pl + pos, e.len) < 0)
+            dsm__fatal("malformed diff from rank %d for page %u", h->src, e.page);
+        pos += e.len;
+        DSM_STAT_ADD(diffs_applied, 1);
+    }
+    if (h->flags & DSM_MF_LAST) {
+        struct dsm_msg *m = dsm__msg_new(DSM_MSG_DIFF_ACK, h->src, 0);
+        m->hdr.waiter = h->waiter;
+        dsm__msg_send(m);
+    }
+}
+
+/* ---- the requesting side ---- */
+
+static void on_page_reply(const struct dsm_wire_hdr *h, const unsigned char *pl,
+                          struct dsm_waiter *w)
+{
+    size_t p = h->id;
+    struct dsm_page *pg = &dsm__g.pages[p];
+
+    if (pg->state != DSM_P_IN_FLIGHT)
+        dsm__fatal("protocol error: page %zu arrived from rank %d but is %s here",
+                   p, h->src, dsm__page_state_name(pg->state));
+    /* IN_FLIGHT pages are PROT_NONE and nobody else writes their system
+     * view, so the copy needs no lock. */
+    memcpy(dsm__sys_page(p), pl, dsm__g.page_size);
+    dsm__page_lock(p);
+    if (pg->flags & DSM_PF_STALE) {
+        /* Invalidated while in flight (a lock acquire's notice): the copy may
+         * predate the notice, so the faulting thread must fetch again. */
+        pg->flags &= (uint8_t)~DSM_PF_STALE;
+        pg->state = DSM_P_INVALID;
+    } else {
+        struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_FETCHED, 0);
+        dsm__vm_protect(p, 1, dsm__page_prot(t.next));
+        pg->state = t.next;
+    }
+    dsm__page_unlock(p);
+    DSM_STAT_ADD(pages_fetched, 1);
+    DSM_STAT_ADD(bytes_fetched, dsm__g.page_size);
+    dsm__pt_install_done();
+    dsm__waiter_complete(w);
+}
+
+void dsm__fetch_page(size_t p)
+{
+    uint64_t t0 = dsm__now_ns();
+    uint32_t id = dsm__waiter_get(1, NULL);
+    struct dsm_msg *m = dsm__msg_new(DSM_MSG_PAGE_REQ, dsm__g.pages[p].home, 0);
+
+    m->hdr.id = (uint32_t)p;
+    m->hdr.waiter = id;
+    dsm__msg_send(m);
+    dsm__waiter_wait(id);
+    dsm__waiter_put(id);
+    DSM_STAT_ADD(rmr_count, 1);
+    DSM_STAT_ADD(rmr_ns, dsm__now_ns() - t0);
+}
+
+/* ---- dispatch ---- */
+
+static struct dsm_waiter *reply_waiter(const struct dsm_wire_hdr *h)
+{
+    struct dsm_waiter *w = dsm__waiter_at(h->waiter);
+    if (!w)
+        dsm__fatal("malformed message from rank %d: type %u names waiter %u, "
+                   "which is not waiting", h->src, h->type, h->waiter);
+    return w;
+}
+
+void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_src,
+                   int count)
+{
+    const unsigned char *pl = payload;
+
+    if (h->type == 0 || h->type >= DSM_MSG_NTYPES || h->src != mpi_src ||
+        h->src < 0 || h->src >= dsm__g.nodes ||
+        (size_t)count != sizeof *h + h->len)
+        dsm__fatal("malformed message from rank %d: type %u, claimed source %d, "
+                   "length %u for %d bytes received", mpi_src, h->type, h->src,
+                   h->len, count);
+    switch (h->type) {
+    case DSM_MSG_PAGE_REQ:
+        if (h->id >= dsm__g.npages || h->len != 0)
+            goto bad;
+        on_page_req(h);
+        break;
+    case DSM_MSG_PAGE_REPLY:
+        if (h->id >= dsm__g.npages || h->len != dsm__g.page_size)
+            goto bad;
+        on_page_reply(h, pl, reply_waiter(h));
+        break;
+    case DSM_MSG_DIFF:
+        on_diff(h, pl);
+        break;
+    case DSM_MSG_DIFF_ACK:
+    case DSM_MSG_LOCK_REL_ACK:
+        if (h->len != 0)
+            goto bad;
+        dsm__waiter_complete(reply_waiter(h));
+        break;
+    case DSM_MSG_BARRIER_ENTER:
+        if (dsm__g.rank != 0 || h->len % 4)
+            goto bad;
+        dsm__on_barrier_enter(h, pl);
+        break;
+    case DSM_MSG_BARRIER_RELEASE:
+        if (h->len % sizeof(struct dsm_wire_notice) || h->src != 0)
+            goto bad;
+        reply_waiter(h);
+        dsm__on_barrier_release(h, pl);
+        break;
+    case DSM_MSG_LOCK_REQ:
+        if (h->id >= (uint32_t)dsm__g.cfg.max_locks ||
+            h->id % (uint32_t)dsm__g.nodes != (uint32_t)dsm__g.rank || h->len)
+            goto bad;
+        dsm__on_lock_req(h);
+        break;
+    case DSM_MSG_LOCK_GRANT:
+        if (h->len % 4)
+            goto bad;
+        reply_waiter(h);
+        dsm__on_lock_grant(h, pl);
+        break;
+    case DSM_MSG_LOCK_REL:
+        if (h->id >= (uint32_t)dsm__g.cfg.max_locks ||
+            h->id % (uint32_t)dsm__g.nodes != (uint32_t)dsm__g.rank || h->len % 4)
+            goto bad;
+        dsm__on_lock_rel(h, pl);
+        break;
+    }
+    return;
+bad:
+    dsm__fatal("malformed message from rank %d: type %u, id %u, length %u out of range",
+               h->src, h->type, h->id, h->len);
+}
+
+/* ---- flushing this node's writes (release and barrier) ---- */
+
+struct diff_batch {
+    struct dsm_msg *m;       /* chunk being filled, or NULL */
+};
+
+static void batch_send(struct dsm_msg *m, int last, uint32_t waiter)
+{
+    if (last) {
+        m->hdr.flags |= DSM_MF_LAST;
+        m->hdr.waiter = waiter;
+        dsm__waiter_add_expected(waiter, 1);
+    }
+    dsm__msg_send(m);
+}
+
+/* Append the diff of page p (dirty, non-home, under its lock) to its home's
+ * chunk; a full chunk goes out at once, without asking for an ack. */
+static void batch_add(struct diff_batch *b, size_t p, size_t maxp, uint32_t waiter)
+{
+    size_t ps = dsm__g.page_size, need = sizeof(struct dsm_wire_diff) + dsm__diff_max_size(ps);
+    int home = dsm__g.pages[p].home;
+    struct dsm_wire_diff e;
+
+    if (b[home].m && b[home].m->hdr.len + need > maxp) {
+        batch_send(b[home].m, 0, waiter);
+        b[home].m = NULL;
+    }
+    if (!b[home].m) {
+        b[home].m = dsm__msg_new(DSM_MSG_DIFF, home, maxp);
+        b[home].m->hdr.len = 0;
+    }
+    struct dsm_msg *m = b[home].m;
+    size_t len = dsm__diff_make(dsm__twin_page(p), dsm__sys_page(p), ps,
+                                m->payload + m->hdr.len + sizeof e, need - sizeof e);
+    if (len == (size_t)-1)
+        dsm__fatal("internal error: diff of page %zu overflowed its buffer", p);
+    if (len == 0)
+        return;                      /* written, but back to the old values */
+    e.page = (uint32_t)p;
+    e.len = (uint32_t)len;
+    memcpy(m->payload + m->hdr.len, &e, sizeof e);
+    m->hdr.len += (uint32_t)(sizeof e + len);
+    DSM_STAT_ADD(diffs, 1);
+    DSM_STAT_ADD(diff_bytes, len);
+}
+
+void dsm__flush(const uint32_t *list, size_t n)
+{
+    struct dsm_global *g = &dsm__g;
+    struct dsm_protect_batch pb = { 0, 0, 0 };
+    struct diff_batch *b;
+    size_t maxp = dsm__msg_max_payload();
+    uint32_t waiter;
+
+    if (n == 0)
+        return;
+    b = calloc((size_t)g->nodes, sizeof *b);
+    if (!b)
+        dsm__fatal("out of private memory flushing %zu pages", n);
+    waiter = dsm__waiter_get(0, NULL);
+    pthread_mutex_lock(&flush_lock);
+    /* Write-protect every written page first (runs coalesced), so that no
+     * write can slip in between making a page's diff and downgrading it; a
+     * thread that writes meanwhile traps and waits for its page lock. */
+    for (size_t i = 0; i < n; i++)
+        if (g->pages[list[i]].state == DSM_P_READ_WRITE)
+            dsm__pb_add(&pb, list[i], PROT_READ);
+    dsm__pb_flush(&pb);
+    for (size_t i = 0; i < n; i++) {
+        size_t p = list[i];
+        struct dsm_page *pg = &g->pages[p];
+        int home = pg->home == g->rank;
+        dsm__page_lock(p);
+        if (pg->flags & DSM_PF_MARKED) {
+            if (!home && pg->state == DSM_P_READ_WRITE && (pg->flags & DSM_PF_TWIN))
+                batch_add(b, p, maxp, waiter);
+            struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_DOWNGRADE, home);
+            if (!(t.actions & DSM_ACT_ERROR))
+                pg->state = t.next;
+            pg->flags &= (uint8_t)~(DSM_PF_MARKED | DSM_PF_TWIN);
+        }
+        dsm__page_unlock(p);
+    }
+    pthread_mutex_unlock(&flush_lock);
+    for (int r = 0; r < g->nodes; r++)
+        if (b[r].m)
+            batch_send(b[r].m, 1, waiter);
+    dsm__waiter_wait(waiter);
+    dsm__waiter_put(waiter);
+    free(b);
+}
+
+void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
+{
+    struct dsm_page *pg = &dsm__g.pages[p];
+    struct dsm_msg *m = NULL;
+    uint32_t waiter = 0;
+
+    dsm__page_lock(p);
+    if (pg->state == DSM_P_UNALLOC || pg->home == dsm__g.rank) {
+        dsm__page_unlock(p);
+        return;
+    }
+    if (pg->state == DSM_P_IN_FLIGHT) {
+        pg->flags |= DSM_PF_STALE;
+        dsm__page_unlock(p);
+        return;
+    }
+    struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_INVALIDATE, 0);
+    if (t.next == pg->state) {
+        dsm__page_unlock(p);
+        return;
+    }
+    if (pg->state == DSM_P_READ_WRITE && (pg->flags & DSM_PF_TWIN)) {
+        /* Our own unreleased writes share the page with the notice: stop
+         * writers, send their diff now (before any refetch from this node
+         * can reach the home), then drop the copy. */
+        size_t maxp = sizeof(struct dsm_wire_diff) + dsm__diff_max_size(dsm__g.page_size);
+        struct diff_batch b1[DSM_MAX_NODES];
+        memset(b1, 0, sizeof b1);
+        dsm__vm_protect(p, 1, PROT_NONE);
+        waiter = dsm__waiter_get(0, NULL);
+        batch_add(b1, p, maxp, waiter);
+        m = b1[pg->home].m;
+        pg->state = DSM_P_INVALID;
+        pg->flags &= (uint8_t)~DSM_PF_TWIN;
+        if (m)
+            batch_send(m, 1, waiter);
+        dsm__page_unlock(p);
+        dsm__waiter_wait(waiter);
+        dsm__waiter_put(waiter);
+        DSM_STAT_ADD(invalidations, 1);
+        return;
+    }
+    if (pb)
+        dsm__pb_add(pb, p, PROT_NONE);
+    else
+        dsm__vm_protect(p, 1, PROT_NONE);
+    pg->state = t.next;
+    pg->flags &= (uint8_t)~DSM_PF_TWIN;
+    dsm__page_unlock(p);
+    DSM_STAT_ADD(invalidations, 1);
+}
+
+void dsm__protocol_init(void)
+{
+    dhead = NULL;
+    dtail = &dhead;
+}

@@ -1,0 +1,117 @@
+/*
+ * vm.c - the shared region: one memfd mapped twice.
+ *
+ * The application view sits at the same address on every node (DSM_BASE) and
+ * carries the per-page protection that drives the protocol.  The system view
+ * maps the same memory at a private address and is always read-write: the
+ * communication thread installs fetched pages and applies diffs through it,
+ * so another thread can never see a half-installed page through the
+ * application view.  Twins live in a third, private, lazily backed mapping.
+ * Main thread at init/finalize; dsm__vm_protect from any thread.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dsm_internal.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+int dsm__vm_init(void)
+{
+    struct dsm_global *g = &dsm__g;
+    size_t size = g->cfg.heap_size;
+    void *p;
+
+    g->memfd = memfd_create("libdsm-heap", MFD_CLOEXEC);
+    if (g->memfd < 0)
+        dsm__fatal("memfd_create failed: %s", strerror(errno));
+    if (ftruncate(g->memfd, (off_t)size) != 0)
+        dsm__fatal("cannot size the shared heap to %zu bytes (ftruncate: %s); "
+                   "lower DSM_HEAP_SIZE", size, strerror(errno));
+    p = mmap((void *)g->cfg.base, size, PROT_NONE,
+             MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, g->memfd, 0);
+    if (p == MAP_FAILED || p != (void *)g->cfg.base) {
+        int e = errno;
+        if (p != MAP_FAILED)
+            munmap(p, size);
+        return -(e == EEXIST || p != MAP_FAILED ? DSM_EINVAL : DSM_ENOMEM);
+    }
+    g->app = p;
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+             g->memfd, 0);
+    if (p == MAP_FAILED)
+        dsm__fatal("cannot map the system view of the shared heap (%zu bytes): %s; "
+                   "lower DSM_HEAP_SIZE", size, strerror(errno));
+    g->sys = p;
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        dsm__fatal("cannot reserve twin space (%zu bytes): %s; lower DSM_HEAP_SIZE",
+                   size, strerror(errno));
+    g->twins = p;
+    return 0;
+}
+
+void dsm__vm_fini(void)
+{
+    struct dsm_global *g = &dsm__g;
+    size_t size = g->npages << g->page_shift;
+    if (g->app) munmap(g->app, size);
+    if (g->sys) munmap(g->sys, size);
+    if (g->twins) munmap(g->twins, size);
+    if (g->memfd >= 0) close(g->memfd);
+    g->app = g->sys = g->twins = NULL;
+    g->memfd = -1;
+}
+
+void dsm__vm_protect(size_t first, size_t count, int prot)
+{
+    if (count == 0)
+        return;
+    DSM_STAT_ADD(mprotect_calls, 1);
+    if (mprotect(dsm__app_page(first), count << dsm__g.page_shift, prot) == 0)
+        return;
+    if (errno == ENOMEM)
+        dsm__fatal("mprotect failed with ENOMEM: this process reached the kernel's "
+                   "limit of memory map entries (vm.max_map_count, see "
+                   "/proc/sys/vm/max_map_count). Remedies: a larger DSM_PAGE_SIZE "
+                   "(fewer, larger pages), a smaller working set, or raise the limit "
+                   "as root: sysctl -w vm.max_map_count=1048576");
+    dsm__fatal("mprotect(page %zu, %zu pages, prot %d) failed: %s",
+               first, count, prot, strerror(errno));
+}
+
+void dsm__vm_release(size_t first, size_t count)
+{
+    off_t off = (off_t)(first << dsm__g.page_shift);
+    off_t len = (off_t)(count << dsm__g.page_shift);
+    /* Give the memory back: freed pages read as zero when reallocated. */
+    if (fallocate(dsm__g.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) != 0)
+        memset(dsm__sys_page(first), 0, (size_t)len);
+    madvise(dsm__twin_page(first), (size_t)len, MADV_DONTNEED);
+}
+
+void dsm__pb_add(struct dsm_protect_batch *b, size_t page, int prot)
+{
+    if (b->count && b->prot == prot && b->first + b->count == page) {
+        b->count++;
+        return;
+    }
+    dsm__pb_flush(b);
+    b->first = page;
+    b->count = 1;
+    b->prot = prot;
+}
+
+void dsm__pb_flush(struct dsm_protect_batch *b)
+{
+    if (b->count)
+        dsm__vm_protect(b->first, b->count, b->prot);
+    b->count = 0;
+}

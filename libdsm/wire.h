@@ -1,0 +1,59 @@
+/*
+ * wire.h - the message format between nodes.
+ *
+ * Every message is one MPI message on the library's own communicator with
+ * tag DSM_TAG: a fixed header followed by len bytes of payload.  The receiver
+ * validates the header (type known, source matches MPI's, length matches the
+ * received count, ids in range) before acting on anything (protocol.c).
+ */
+#ifndef DSM_WIRE_H
+#define DSM_WIRE_H
+
+#include <stdint.h>
+
+#define DSM_TAG 7001
+
+enum dsm_msg_type {
+    DSM_MSG_PAGE_REQ = 1,     /* id=page, waiter: ask the home for a copy */
+    DSM_MSG_PAGE_REPLY,       /* id=page, waiter, payload=page */
+    DSM_MSG_DIFF,             /* payload={u32 page,u32 len,diff}*, LAST asks an ack */
+    DSM_MSG_DIFF_ACK,         /* waiter */
+    DSM_MSG_BARRIER_ENTER,    /* to node 0; payload=u32 pages written; arg=check, arg2=aux */
+    DSM_MSG_BARRIER_RELEASE,  /* from node 0; payload={u32 page,i32 writer}* */
+    DSM_MSG_LOCK_REQ,         /* id=lock, waiter: to the lock's manager */
+    DSM_MSG_LOCK_GRANT,       /* id=lock, waiter, payload=u32 pages to invalidate */
+    DSM_MSG_LOCK_REL,         /* id=lock, waiter, payload=u32 pages written */
+    DSM_MSG_LOCK_REL_ACK,     /* waiter */
+    DSM_MSG_NTYPES
+};
+
+#define DSM_MF_LAST  0x1u     /* last chunk of a multi-message transfer */
+#define DSM_MF_ERROR 0x2u     /* barrier release: the collective check failed */
+
+#define DSM_WRITER_MANY (-2)  /* barrier release: more than one node wrote */
+
+struct dsm_wire_hdr {
+    uint16_t type;
+    uint16_t flags;
+    int32_t  src;      /* sender's rank */
+    uint32_t epoch;    /* sender's barrier epoch */
+    uint32_t id;       /* page or lock id */
+    uint32_t waiter;   /* waiter slot on the requester, echoed in replies */
+    uint32_t len;      /* payload bytes */
+    uint64_t arg;      /* message-specific */
+    uint64_t arg2;     /* message-specific */
+};
+
+/* One entry of a DIFF payload. */
+struct dsm_wire_diff {
+    uint32_t page;
+    uint32_t len;      /* bytes of encoded diff that follow */
+};
+
+/* One entry of a BARRIER_RELEASE payload. */
+struct dsm_wire_notice {
+    uint32_t page;
+    int32_t  writer;   /* the only writer, or DSM_WRITER_MANY */
+};
+
+#endif /* DSM_WIRE_H */
