@@ -51,13 +51,50 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h;
 }
 
+struct alloc_req {
+    size_t size, count, start;
+    enum dsm_home_policy policy;
+    int node;
+    const char *name;
+};
+
+/* Runs inside the allocation's barrier (see dsm__barrier_checked). */
+static void place(void *arg)
+{
+    struct alloc_req *a = arg;
+    struct dsm_global *g = &dsm__g;
+    struct dsm_protect_batch pb = { 0, 0, 0 };
+
+    if (dsm__ranges_alloc(&ranges, a->count, &a->start) != 0)
+        dsm__fatal("%s(%zu bytes): out of shared memory: %zu of %zu bytes are "
+                   "free, the largest free block is %zu bytes; raise DSM_HEAP_SIZE "
+                   "(now %zu) or free memory first", a->name, a->size,
+                   dsm__ranges_free_total(&ranges) * g->page_size, g->cfg.heap_size,
+                   dsm__ranges_largest_free(&ranges) * g->page_size, g->cfg.heap_size);
+    for (size_t i = 0; i < a->count; i++) {
+        struct dsm_page *pg = &g->pages[a->start + i];
+        int h = home_of(a->policy, a->node, i, a->count);
+        dsm__page_lock(a->start + i);
+        pg->home = (uint16_t)h;
+        pg->flags = 0;
+        pg->copyset = 0;
+        /* A home page nobody else holds is writable at no cost; copies start
+         * invalid and are fetched on first touch. */
+        pg->state = h == g->rank ? DSM_P_READ_WRITE : DSM_P_INVALID;
+        dsm__page_unlock(a->start + i);
+        if (h == g->rank)
+            dsm__pb_add(&pb, a->start + i, PROT_READ | PROT_WRITE);
+    }
+    dsm__pb_flush(&pb);
+}
+
 void *dsm_malloc_home(size_t size, enum dsm_home_policy policy, int node)
 {
     struct dsm_global *g = &dsm__g;
-    struct dsm_protect_batch pb = { 0, 0, 0 };
-    size_t count, start;
+    struct alloc_req a;
 
     DSM_CHECK_RUNNING();
+    a.name = policy == DSM_HOME_DEFAULT ? "dsm_malloc" : "dsm_malloc_home";
     if (policy == DSM_HOME_DEFAULT)
         policy = g->cfg.home;
     if (policy != DSM_HOME_BLOCK && policy != DSM_HOME_CYCLIC && policy != DSM_HOME_NODE)
@@ -68,32 +105,16 @@ void *dsm_malloc_home(size_t size, enum dsm_home_policy policy, int node)
                    node, g->nodes - 1);
     if (policy != DSM_HOME_NODE)
         node = 0;
-    count = size == 0 ? 1 : (size + g->page_size - 1) / g->page_size;
+    a.size = size;
+    a.policy = policy;
+    a.node = node;
+    a.count = size == 0 ? 1 : (size + g->page_size - 1) / g->page_size;
     if (size > g->npages * g->page_size)
-        count = g->npages + 1;   /* no overflow in the rounding above */
-
+        a.count = g->npages + 1;   /* no overflow in the rounding above */
     dsm__barrier_checked(DSM_COLL_MALLOC,
-                         mix(mix(mix(1, size), (uint64_t)policy), (uint64_t)node), size);
-    if (dsm__ranges_alloc(&ranges, count, &start) != 0)
-        dsm__fatal("dsm_malloc(%zu bytes): out of shared memory: %zu of %zu bytes are "
-                   "free, the largest free block is %zu bytes; raise DSM_HEAP_SIZE "
-                   "(now %zu) or free memory first", size,
-                   dsm__ranges_free_total(&ranges) * g->page_size, g->cfg.heap_size,
-                   dsm__ranges_largest_free(&ranges) * g->page_size, g->cfg.heap_size);
-    for (size_t i = 0; i < count; i++) {
-        struct dsm_page *pg = &g->pages[start + i];
-        int h = home_of(policy, node, i, count);
-        pg->home = (uint16_t)h;
-        pg->flags = 0;
-        pg->copyset = 0;
-        /* A home page nobody else holds is writable at no cost; copies start
-         * invalid and are fetched on first touch. */
-        pg->state = h == g->rank ? DSM_P_READ_WRITE : DSM_P_INVALID;
-        if (h == g->rank)
-            dsm__pb_add(&pb, start + i, PROT_READ | PROT_WRITE);
-    }
-    dsm__pb_flush(&pb);
-    return dsm__app_page(start);
+                         mix(mix(mix(1, size), (uint64_t)policy), (uint64_t)node), size,
+                         place, &a);
+    return dsm__app_page(a.start);
 }
 
 void *dsm_malloc(size_t size)
@@ -124,7 +145,7 @@ void dsm_free(void *ptr)
         dsm__fatal("dsm_free(%p): %p is not a pointer returned by dsm_malloc (or it "
                    "was freed already); pass dsm_free exactly what dsm_malloc returned",
                    ptr, ptr);
-    dsm__barrier_checked(DSM_COLL_FREE, mix(2, (uintptr_t)ptr), (uintptr_t)ptr);
+    dsm__barrier_checked(DSM_COLL_FREE, mix(2, (uintptr_t)ptr), (uintptr_t)ptr, NULL, NULL);
     dsm__ranges_free(&ranges, p, &count);
     for (size_t i = 0; i < count; i++) {
         struct dsm_page *pg = &g->pages[p + i];

@@ -159,7 +159,7 @@ void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *payload)
 
 void dsm__on_barrier_release(const struct dsm_wire_hdr *h, const void *payload)
 {
-    struct dsm_waiter *w = dsm__waiter_at(h->waiter);
+    struct dsm_waiter *w = dsm__waiter_at(h->waiter, DSM_WAIT_BARRIER);
     struct release_ctx *c = w->ctx;
     size_t n = h->len / sizeof(struct dsm_wire_notice);
 
@@ -215,7 +215,8 @@ static void apply_release(const struct release_ctx *c)
     dsm__pb_flush(&pb);
 }
 
-void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux)
+void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
+                          void (*at_release)(void *), void *arg)
 {
     struct dsm_global *g = &dsm__g;
     uint64_t t0 = dsm__now_ns(), m0 = __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED);
@@ -228,7 +229,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux)
     free(list);
 
     n = dsm__pt_copy_epoch(&list);
-    waiter = dsm__waiter_get(1, &ctx);
+    waiter = dsm__waiter_get(DSM_WAIT_BARRIER, 1, &ctx);
     do {
         size_t k = n - i < per ? n - i : per;
         struct dsm_msg *m = dsm__msg_new(DSM_MSG_BARRIER_ENTER, 0, k * 4);
@@ -251,6 +252,8 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux)
     apply_release(&ctx);
     free(ctx.items);
     dsm__pt_clear_epoch();
+    if (at_release)
+        at_release(arg);
     /* Release: requests deferred until this epoch may now be served. */
     __atomic_store_n(&g->epoch, g->epoch + 1, __ATOMIC_RELEASE);
     dsm__comm_wake();
@@ -263,5 +266,5 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux)
 void dsm_barrier(void)
 {
     DSM_CHECK_RUNNING();
-    dsm__barrier_checked(DSM_COLL_BARRIER, 0, 0);
+    dsm__barrier_checked(DSM_COLL_BARRIER, 0, 0, NULL, NULL);
 }

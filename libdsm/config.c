@@ -114,11 +114,12 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
             char *end;
             unsigned long long b;
             errno = 0;
-            b = strtoull(v, &end, 16);
-            if (!*v || *end || errno || b == 0 || (b & (os_page - 1)))
+            b = (*v == '-' || *v == '+' || *v == ' ') ? 0 : strtoull(v, &end, 16);
+            if (!*v || b == 0 || *end || errno || (b & (os_page - 1)) ||
+                b >= ((unsigned long long)1 << 47))
                 return fail(err, errlen,
                     "DSM_BASE=%s: bad value; give a page-aligned hexadecimal address "
-                    "such as DSM_BASE=0x200000000000", v);
+                    "below 0x800000000000, such as DSM_BASE=0x200000000000", v);
             cfg->base = (uintptr_t)b;
         } else if (IS("DSM_COMM")) {
             if (!strcmp(v, "queue")) cfg->comm = DSM_COMM_QUEUE;

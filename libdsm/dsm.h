@@ -84,8 +84,8 @@ DSM_PUBLIC double dsm_wtime(void);
 /* Statistics.  Counters of this node since dsm_init() or the last
  * dsm_stats_reset(); times in seconds. */
 struct dsm_stats {
-    uint64_t read_faults;       /* protection faults taken on reads */
-    uint64_t write_faults;      /* protection faults taken on writes */
+    uint64_t read_faults;       /* faults on invalid pages (each fetches the page) */
+    uint64_t write_faults;      /* faults on write-protected valid pages */
     uint64_t rmr_count;         /* remote memory reads (pages fetched on a fault) */
     double   rmr_time;          /* total time spent in remote memory reads */
     uint64_t pages_fetched;     /* pages received from their homes */
@@ -96,7 +96,8 @@ struct dsm_stats {
     uint64_t diff_bytes;        /* encoded bytes of those diffs */
     uint64_t diffs_applied;     /* diffs applied here as home */
     uint64_t invalidations;     /* copies dropped because of write notices */
-    uint64_t barriers;          /* dsm_barrier() calls */
+    uint64_t barriers;          /* barriers, including those inside dsm_malloc,
+                                   dsm_free and dsm_finalize */
     double   barrier_time;      /* total time inside dsm_barrier() */
     uint64_t barrier_msgs;      /* messages sent by this node during barriers */
     uint64_t lock_acquires;     /* dsm_lock_acquire() calls */

@@ -118,15 +118,21 @@ DSM_HIDDEN void dsm__pt_install_wait(uint32_t seen);
 DSM_HIDDEN void dsm__pt_install_done(void);
 
 /* ---- waiter.c: threads waiting for replies --------------------------------- */
+enum dsm_wait_kind { DSM_WAIT_PAGE = 1, DSM_WAIT_ACKS, DSM_WAIT_BARRIER,
+                     DSM_WAIT_GRANT, DSM_WAIT_RELEASE };
 struct dsm_waiter {
     uint32_t done;          /* futex word: 0 while waiting */
     int32_t  remaining;     /* replies still expected */
     int      in_use;
+    int      kind;          /* enum dsm_wait_kind: which reply it accepts */
+    uint32_t sleeping;      /* the waiter sleeps on done: wake it */
     void    *ctx;           /* reply-specific collector (barrier, lock) */
 };
 DSM_HIDDEN int  dsm__waiter_init(void);
-DSM_HIDDEN uint32_t dsm__waiter_get(int expected, void *ctx);
-DSM_HIDDEN struct dsm_waiter *dsm__waiter_at(uint32_t id);   /* NULL if invalid */
+DSM_HIDDEN uint32_t dsm__waiter_get(enum dsm_wait_kind kind, int expected, void *ctx);
+/* The waiter named by a reply, or NULL unless it is in use and waits for a
+ * reply of this kind. */
+DSM_HIDDEN struct dsm_waiter *dsm__waiter_at(uint32_t id, enum dsm_wait_kind kind);
 DSM_HIDDEN void dsm__waiter_wait(uint32_t id);
 DSM_HIDDEN void dsm__waiter_put(uint32_t id);
 /* Communication side: one reply arrived; wakes the waiter at the last one. */
@@ -184,7 +190,11 @@ DSM_HIDDEN int  dsm__barrier_init(void);
 /* A barrier that also checks that every node passed the same check value;
  * on a mismatch node 0 reports what (with aux values) and ends the job. */
 enum dsm_coll_kind { DSM_COLL_BARRIER = 0, DSM_COLL_MALLOC, DSM_COLL_FREE, DSM_COLL_FINALIZE };
-DSM_HIDDEN void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux);
+/* at_release, if not NULL, runs after the write notices are applied and
+ * before this node's epoch advances: requests from nodes already past the
+ * barrier are still deferred, so it can set up pages they may ask for. */
+DSM_HIDDEN void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
+                                     void (*at_release)(void *), void *arg);
 DSM_HIDDEN void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *p);
 DSM_HIDDEN void dsm__on_barrier_release(const struct dsm_wire_hdr *h, const void *p);
 

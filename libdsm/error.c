@@ -18,7 +18,7 @@ void dsm__fatal(const char *fmt, ...)
     int n, init = 0, fin = 0;
     va_list ap;
 
-    if (dsm__g.state == DSM_STATE_NEW || dsm__g.rank < 0)
+    if (dsm__g.rank < 0)
         n = snprintf(buf, sizeof buf, "libdsm[rank ?]: ");
     else
         n = snprintf(buf, sizeof buf, "libdsm[rank %d]: ", dsm__g.rank);

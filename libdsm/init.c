@@ -72,12 +72,13 @@ int dsm_init(int *argc, char ***argv)
     agree("DSM_COMM", g->cfg.comm);
     agree("DSM_MAX_LOCKS", (uint64_t)g->cfg.max_locks);
     agree("DSM_HOME", g->cfg.home);
+    agree("DSM_STATS", g->cfg.stats);
 
     g->page_size = g->cfg.page_size;
     g->page_shift = (unsigned)__builtin_ctzl(g->page_size);
     g->npages = g->cfg.heap_size / g->page_size;
     if (g->npages > UINT32_MAX)
-        dsm__fatal("DSM_HEAP_SIZE / DSM_PAGE_SIZE = %zu pages: bad value, at most 2^32 "
+        dsm__fatal("DSM_HEAP_SIZE / DSM_PAGE_SIZE = %zu pages: bad value, at most 2^32-1 "
                    "pages; raise DSM_PAGE_SIZE or lower DSM_HEAP_SIZE", g->npages);
     g->ops = g->cfg.comm == DSM_COMM_DIRECT ? &dsm__comm_direct : &dsm__comm_queue;
 
@@ -115,7 +116,7 @@ int dsm_finalize(void)
     struct dsm_global *g = &dsm__g;
 
     DSM_CHECK_RUNNING();
-    dsm__barrier_checked(DSM_COLL_FINALIZE, 0, 0);
+    dsm__barrier_checked(DSM_COLL_FINALIZE, 0, 0, NULL, NULL);
     /* After this barrier no node sends another request: every request is
      * answered before its sender can enter a barrier. */
     dsm__comm_stop();

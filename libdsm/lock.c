@@ -161,6 +161,7 @@ void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *payload)
         return;
     struct dsm_msg *m = dsm__msg_new(DSM_MSG_LOCK_REL_ACK, h->src, 0);
     m->hdr.waiter = h->waiter;
+    m->hdr.id = h->id;
     dsm__msg_send(m);
     if (l->qn) {
         struct lock_waiter w = l->q[l->qhead];
@@ -176,7 +177,7 @@ void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *payload)
 
 void dsm__on_lock_grant(const struct dsm_wire_hdr *h, const void *payload)
 {
-    struct dsm_waiter *w = dsm__waiter_at(h->waiter);
+    struct dsm_waiter *w = dsm__waiter_at(h->waiter, DSM_WAIT_GRANT);
     struct grant_ctx *c = w->ctx;
     size_t n = h->len / 4;
 
@@ -200,7 +201,7 @@ void dsm_lock_acquire(int id)
 
     check_id("dsm_lock_acquire", id);
     t0 = dsm__now_ns();
-    waiter = dsm__waiter_get(1, &ctx);
+    waiter = dsm__waiter_get(DSM_WAIT_GRANT, 1, &ctx);
     m = dsm__msg_new(DSM_MSG_LOCK_REQ, id % dsm__g.nodes, 0);
     m->hdr.id = (uint32_t)id;
     m->hdr.waiter = waiter;
@@ -226,7 +227,7 @@ void dsm_lock_release(int id)
 
     n = dsm__pt_copy_epoch(&list);
     per = dsm__msg_max_payload() / 4;
-    waiter = dsm__waiter_get(1, NULL);
+    waiter = dsm__waiter_get(DSM_WAIT_RELEASE, 1, NULL);
     do {
         size_t k = n - i < per ? n - i : per;
         struct dsm_msg *m = dsm__msg_new(DSM_MSG_LOCK_REL, id % dsm__g.nodes, k * 4);

@@ -79,14 +79,14 @@ static void on_page_req(const struct dsm_wire_hdr *h)
     struct dsm_page *pg = &dsm__g.pages[p];
     struct dsm_msg *m;
 
+    if (h->epoch > __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE)) {
+        defer(h);            /* before any check: the page may not exist yet */
+        return;
+    }
     if (pg->state == DSM_P_UNALLOC || pg->home != dsm__g.rank)
         dsm__fatal("protocol error: rank %d asked for page %zu, which is %s here; "
                    "this is a libdsm bug or ranks made different allocations",
                    h->src, p, pg->state == DSM_P_UNALLOC ? "not allocated" : "not homed");
-    if (h->epoch > __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE)) {
-        defer(h);
-        return;
-    }
     /* Write-protect first, copy second: a home write racing with the copy
      * either lands before the protection (and is in the copy) or traps and
      * becomes a write notice that invalidates the copy at the next release. */
@@ -171,7 +171,7 @@ static void on_page_reply(const struct dsm_wire_hdr *h, const unsigned char *pl,
 void dsm__fetch_page(size_t p)
 {
     uint64_t t0 = dsm__now_ns();
-    uint32_t id = dsm__waiter_get(1, NULL);
+    uint32_t id = dsm__waiter_get(DSM_WAIT_PAGE, 1, NULL);
     struct dsm_msg *m = dsm__msg_new(DSM_MSG_PAGE_REQ, dsm__g.pages[p].home, 0);
 
     m->hdr.id = (uint32_t)p;
@@ -185,9 +185,10 @@ void dsm__fetch_page(size_t p)
 
 /* ---- dispatch ---- */
 
-static struct dsm_waiter *reply_waiter(const struct dsm_wire_hdr *h)
+static struct dsm_waiter *reply_waiter(const struct dsm_wire_hdr *h,
+                                       enum dsm_wait_kind kind)
 {
-    struct dsm_waiter *w = dsm__waiter_at(h->waiter);
+    struct dsm_waiter *w = dsm__waiter_at(h->waiter, kind);
     if (!w)
         dsm__fatal("malformed message from rank %d: type %u names waiter %u, "
                    "which is not waiting", h->src, h->type, h->waiter);
@@ -214,16 +215,21 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
     case DSM_MSG_PAGE_REPLY:
         if (h->id >= dsm__g.npages || h->len != dsm__g.page_size)
             goto bad;
-        on_page_reply(h, pl, reply_waiter(h));
+        on_page_reply(h, pl, reply_waiter(h, DSM_WAIT_PAGE));
         break;
     case DSM_MSG_DIFF:
         on_diff(h, pl);
         break;
     case DSM_MSG_DIFF_ACK:
-    case DSM_MSG_LOCK_REL_ACK:
         if (h->len != 0)
             goto bad;
-        dsm__waiter_complete(reply_waiter(h));
+        dsm__waiter_complete(reply_waiter(h, DSM_WAIT_ACKS));
+        break;
+    case DSM_MSG_LOCK_REL_ACK:
+        if (h->len != 0 || h->id >= (uint32_t)dsm__g.cfg.max_locks ||
+            h->id % (uint32_t)dsm__g.nodes != (uint32_t)h->src)
+            goto bad;
+        dsm__waiter_complete(reply_waiter(h, DSM_WAIT_RELEASE));
         break;
     case DSM_MSG_BARRIER_ENTER:
         if (dsm__g.rank != 0 || h->len % 4)
@@ -233,7 +239,7 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
     case DSM_MSG_BARRIER_RELEASE:
         if (h->len % sizeof(struct dsm_wire_notice) || h->src != 0)
             goto bad;
-        reply_waiter(h);
+        reply_waiter(h, DSM_WAIT_BARRIER);
         dsm__on_barrier_release(h, pl);
         break;
     case DSM_MSG_LOCK_REQ:
@@ -243,9 +249,10 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
         dsm__on_lock_req(h);
         break;
     case DSM_MSG_LOCK_GRANT:
-        if (h->len % 4)
+        if (h->len % 4 || h->id >= (uint32_t)dsm__g.cfg.max_locks ||
+            h->id % (uint32_t)dsm__g.nodes != (uint32_t)h->src)
             goto bad;
-        reply_waiter(h);
+        reply_waiter(h, DSM_WAIT_GRANT);
         dsm__on_lock_grant(h, pl);
         break;
     case DSM_MSG_LOCK_REL:
@@ -321,7 +328,7 @@ void dsm__flush(const uint32_t *list, size_t n)
     b = calloc((size_t)g->nodes, sizeof *b);
     if (!b)
         dsm__fatal("out of private memory flushing %zu pages", n);
-    waiter = dsm__waiter_get(0, NULL);
+    waiter = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
     pthread_mutex_lock(&flush_lock);
     /* Write-protect every written page first (runs coalesced), so that no
      * write can slip in between making a page's diff and downgrading it; a
@@ -383,7 +390,7 @@ void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
         struct diff_batch b1[DSM_MAX_NODES];
         memset(b1, 0, sizeof b1);
         dsm__vm_protect(p, 1, PROT_NONE);
-        waiter = dsm__waiter_get(0, NULL);
+        waiter = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
         batch_add(b1, p, maxp, waiter);
         m = b1[pg->home].m;
         pg->state = DSM_P_INVALID;

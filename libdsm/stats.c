@@ -96,16 +96,16 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
                 ",\"write_faults\":%" PRIu64 ",\"rmr_count\":%" PRIu64 ",\"rmr_ms\":%.4f"
                 ",\"pages_fetched\":%" PRIu64 ",\"bytes_fetched\":%" PRIu64
                 ",\"pages_served\":%" PRIu64 ",\"twins\":%" PRIu64 ",\"diffs\":%" PRIu64
-                ",\"diff_bytes\":%" PRIu64 ",\"invalidations\":%" PRIu64
+                ",\"diff_bytes\":%" PRIu64 ",\"diffs_applied\":%" PRIu64 ",\"invalidations\":%" PRIu64
                 ",\"barriers\":%" PRIu64 ",\"barrier_ms\":%.4f,\"msgs_per_barrier\":%.2f"
                 ",\"lock_acquires\":%" PRIu64 ",\"lock_wait_ms\":%.4f,\"msgs_sent\":%" PRIu64
-                ",\"bytes_sent\":%" PRIu64 ",\"mprotect_calls\":%" PRIu64 "}\n",
+                ",\"bytes_sent\":%" PRIu64 ",\"msgs_received\":%" PRIu64 ",\"mprotect_calls\":%" PRIu64 "}\n",
                 who, dsm__g.nodes, dsm__g.ops->name,
                 dsm__g.cfg.poll == DSM_POLL_SPIN ? "spin" : "adaptive", dsm__g.page_size,
                 r->read_faults, r->write_faults, r->rmr_count, rmr_ms, r->pages_fetched,
                 r->bytes_fetched, r->pages_served, r->twins, r->diffs, r->diff_bytes,
-                r->invalidations, r->barriers, bar_ms, msgs_per_barrier, r->lock_acquires,
-                lock_ms, r->msgs_sent, r->bytes_sent, r->mprotect_calls);
+                r->diffs_applied, r->invalidations, r->barriers, bar_ms, msgs_per_barrier, r->lock_acquires,
+                lock_ms, r->msgs_sent, r->bytes_sent, r->msgs_received, r->mprotect_calls);
     } else {
         fprintf(out, "%6s %8" PRIu64 " %8" PRIu64 " %7" PRIu64 " %8.4f %8" PRIu64
                 " %9.2f %7" PRIu64 " %9.1f %8" PRIu64 " %10.4f %9.1f %7" PRIu64 " %9.4f\n",

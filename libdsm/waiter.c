@@ -7,9 +7,12 @@
  * progress itself under the direct transport) completes it.  A slot may
  * expect several replies (the acks of diffs sent to several homes).
  *
- * Waiting: spin briefly (replies often come within microseconds), then yield
- * the CPU (with more threads than cores the thread that must answer may need
- * ours), then, under DSM_POLL=adaptive, sleep on a futex until completed.
+ * Waiting depends on who can make progress.  Under the queue transport only
+ * the communication thread can: the waiter spins for a few microseconds
+ * (replies often come that fast) and then sleeps on a futex, leaving the
+ * core to the communication threads.  Under the direct transport the waiter
+ * polls MPI itself; under DSM_POLL=adaptive it yields the CPU between empty
+ * polls once the spin phase is over.  DSM_POLL=spin never sleeps.
  * Used from the SIGSEGV handler: no malloc, no stdio; the slot mutex is never
  * held while touching shared memory.
  */
@@ -49,7 +52,7 @@ int dsm__waiter_init(void)
     return 0;
 }
 
-uint32_t dsm__waiter_get(int expected, void *ctx)
+uint32_t dsm__waiter_get(enum dsm_wait_kind kind, int expected, void *ctx)
 {
     uint32_t id;
     pthread_mutex_lock(&table_lock);
@@ -59,16 +62,19 @@ uint32_t dsm__waiter_get(int expected, void *ctx)
     id = free_ids[--nfree];
     pthread_mutex_unlock(&table_lock);
     table[id].ctx = ctx;
+    table[id].kind = kind;
     table[id].remaining = expected;
+    table[id].sleeping = 0;
     __atomic_store_n(&table[id].done, expected <= 0, __ATOMIC_RELAXED);
     /* Publishes ctx/remaining before the request carrying id is sent. */
     __atomic_store_n(&table[id].in_use, 1, __ATOMIC_RELEASE);
     return id;
 }
 
-struct dsm_waiter *dsm__waiter_at(uint32_t id)
+struct dsm_waiter *dsm__waiter_at(uint32_t id, enum dsm_wait_kind kind)
 {
-    if (id >= DSM_MAX_WAITERS || !__atomic_load_n(&table[id].in_use, __ATOMIC_ACQUIRE))
+    if (id >= DSM_MAX_WAITERS || !__atomic_load_n(&table[id].in_use, __ATOMIC_ACQUIRE) ||
+        table[id].kind != (int)kind)
         return NULL;
     return &table[id];
 }
@@ -85,9 +91,21 @@ void dsm__waiter_complete(struct dsm_waiter *w)
     if (__atomic_sub_fetch(&w->remaining, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     /* Release: the reply's effects (installed page, collected notices) are
-     * visible to the waiter once it sees done. */
-    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &w->done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+     * visible to the waiter once it sees done.  The waiter sets sleeping
+     * before its last check of done, and we set done before reading
+     * sleeping (both seq_cst), so one of us sees the other: no lost wake. */
+    __atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &w->done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void sleep_on(struct dsm_waiter *w, long ns)
+{
+    struct timespec ts = { 0, ns };
+    __atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&w->done, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &w->done, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+    __atomic_store_n(&w->sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
 void dsm__waiter_wait(uint32_t id)
@@ -95,6 +113,8 @@ void dsm__waiter_wait(uint32_t id)
     struct dsm_waiter *w = &table[id];
     const int adaptive = dsm__g.cfg.poll == DSM_POLL_ADAPTIVE;
     const int self_progress = dsm__g.ops->waiter_progress;
+    const uint64_t spin_ns = (uint64_t)(dsm__g.cfg.spin_us < 20 ? dsm__g.cfg.spin_us : 20) * 1000;
+    uint64_t t0 = 0;
     unsigned long i;
 
     if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
@@ -104,20 +124,37 @@ void dsm__waiter_wait(uint32_t id)
     for (i = 0;; i++) {
         if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
             break;
-        if (self_progress && dsm__comm_try_progress() > 0) {
-            i = 0;
+        if (self_progress) {
+            if (dsm__comm_try_progress() > 0) {
+                t0 = 0;
+                continue;
+            }
+            if (!adaptive) {
+                cpu_relax();
+                continue;
+            }
+            if (!t0)
+                t0 = dsm__now_ns();
+            if (dsm__now_ns() - t0 < spin_ns)
+                cpu_relax();
+            else
+                sched_yield();
             continue;
         }
-        if (i < 256) {
-            cpu_relax();
-        } else if (!adaptive || i < 256 + 2000) {
-            sched_yield();
-        } else {
-            /* Bounded sleep: under the direct transport this thread also
-             * polls, so it must not sleep for long. */
-            struct timespec ts = { 0, self_progress ? 100000 : 2000000 };
-            syscall(SYS_futex, &w->done, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+        if (!adaptive) {
+            /* Spin, but let a thread of this core that must answer run. */
+            if (i % 64 == 63)
+                sched_yield();
+            else
+                cpu_relax();
+            continue;
         }
+        if (!t0)
+            t0 = dsm__now_ns();
+        if (dsm__now_ns() - t0 < spin_ns)
+            cpu_relax();
+        else
+            sleep_on(w, 10000000);
     }
     __atomic_fetch_sub(&dsm__waiting, 1, __ATOMIC_SEQ_CST);
 }

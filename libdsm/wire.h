@@ -28,7 +28,6 @@ enum dsm_msg_type {
 };
 
 #define DSM_MF_LAST  0x1u     /* last chunk of a multi-message transfer */
-#define DSM_MF_ERROR 0x2u     /* barrier release: the collective check failed */
 
 #define DSM_WRITER_MANY (-2)  /* barrier release: more than one node wrote */
 

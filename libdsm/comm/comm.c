@@ -207,13 +207,15 @@ static void *comm_main(void *arg)
          * that requests from other nodes are still answered promptly. */
         uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_SEQ_CST);
         __atomic_store_n(&comm_sleeping, 1, __ATOMIC_SEQ_CST);
-        if (!__atomic_load_n(&dsm__waiting, __ATOMIC_SEQ_CST) &&
+        /* Under the direct transport a waiting thread polls for itself, so
+         * this thread may sleep even then. */
+        if ((dsm__g.ops->waiter_progress || !__atomic_load_n(&dsm__waiting, __ATOMIC_SEQ_CST)) &&
             !__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_SEQ_CST)) {
             struct timespec ts = { 0, sleep_ns };
             syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
         }
         __atomic_store_n(&comm_sleeping, 0, __ATOMIC_SEQ_CST);
-        if (sleep_ns < 500000)
+        if (sleep_ns < 200000)
             sleep_ns *= 2;
     }
     pthread_mutex_lock(&progress_lock);

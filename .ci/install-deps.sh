@@ -1,0 +1,14 @@
+#!/bin/sh
+# install-deps.sh - install the Debian 12 packages libdsm needs to build,
+# test and benchmark.  Runs apt-get as root, or through sudo.
+set -e
+pkgs="build-essential autoconf automake libtool pkg-config mpich libmpich-dev libsigsegv-dev libcmocka-dev"
+missing=""
+for p in $pkgs; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
