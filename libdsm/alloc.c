@@ -63,7 +63,6 @@ static void place(void *arg)
 {
     struct alloc_req *a = arg;
     struct dsm_global *g = &dsm__g;
-    struct dsm_protect_batch pb = { 0, 0, 0 };
 
     if (dsm__ranges_alloc(&ranges, a->count, &a->start) != 0)
         dsm__fatal("%s(%zu bytes): out of shared memory: %zu of %zu bytes are "
@@ -78,14 +77,15 @@ static void place(void *arg)
         pg->home = (uint16_t)h;
         pg->flags = 0;
         pg->copyset = 0;
-        /* A home page nobody else holds is writable at no cost; copies start
-         * invalid and are fetched on first touch. */
-        pg->state = h == g->rank ? DSM_P_READ_WRITE : DSM_P_INVALID;
+        /* Every page starts PROT_NONE.  A copy is fetched on first touch;
+         * a home page is only mapped then (no message), and stays writable
+         * at no cost while nobody else holds it.  Mapping lazily keeps the
+         * number of kernel map entries proportional to the pages touched,
+         * not to the allocation (a cyclic allocation would otherwise need
+         * one entry per page). */
+        pg->state = DSM_P_INVALID;
         dsm__page_unlock(a->start + i);
-        if (h == g->rank)
-            dsm__pb_add(&pb, a->start + i, PROT_READ | PROT_WRITE);
     }
-    dsm__pb_flush(&pb);
 }
 
 void *dsm_malloc_home(size_t size, enum dsm_home_policy policy, int node)

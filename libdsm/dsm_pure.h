@@ -56,7 +56,8 @@ DSM_HIDDEN long dsm__diff_apply(void *page, size_t page_size,
  */
 enum dsm_pstate {
     DSM_P_UNALLOC = 0,   /* not part of any allocation: a fault is a real segfault */
-    DSM_P_INVALID,       /* no valid copy here: PROT_NONE */
+    DSM_P_INVALID,       /* no valid copy here: PROT_NONE.  At the page's home:
+                            valid but not mapped yet (first touch maps it) */
     DSM_P_IN_FLIGHT,     /* a fetch is under way: PROT_NONE, faulting threads wait */
     DSM_P_READ_ONLY,     /* valid copy, writes trapped: PROT_READ */
     DSM_P_READ_WRITE,    /* valid copy, writable: PROT_READ|PROT_WRITE */

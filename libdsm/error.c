@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dsm_internal.h"
@@ -32,8 +33,14 @@ void dsm__fatal(const char *fmt, ...)
 
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
-    if (init && !fin)
+    if (init && !fin) {
+        /* mpiexec forwards our stderr through a proxy that MPI_Abort tears
+         * down; give it a moment to pass the message on first, or the user
+         * may see the job die without the reason. */
+        struct timespec ts = { 0, 300000000 };
+        nanosleep(&ts, NULL);
         MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     _exit(1);
 }
 

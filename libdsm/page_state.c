@@ -24,8 +24,10 @@ struct dsm_ptrans dsm__page_transition(enum dsm_pstate s, enum dsm_pevent ev,
         switch (s) {
         case DSM_P_UNALLOC:    return T(s, DSM_ACT_SEGV);
         case DSM_P_INVALID:
-            /* A home page is never invalid: the home copy is the master. */
-            return is_home ? T(s, DSM_ACT_ERROR) : T(DSM_P_IN_FLIGHT, DSM_ACT_FETCH);
+            /* At its home, INVALID means "not mapped yet": the home copy is
+             * the master and valid; the first touch only maps it. */
+            return is_home ? T(DSM_P_READ_WRITE, DSM_ACT_PROTECT)
+                           : T(DSM_P_IN_FLIGHT, DSM_ACT_FETCH);
         case DSM_P_IN_FLIGHT:  return T(s, DSM_ACT_WAIT);
         case DSM_P_READ_ONLY:
             return is_home ? T(DSM_P_READ_WRITE, DSM_ACT_MARK | DSM_ACT_PROTECT)
@@ -59,7 +61,7 @@ struct dsm_ptrans dsm__page_transition(enum dsm_pstate s, enum dsm_pevent ev,
     case DSM_EV_SERVE:
         if (!is_home)
             break;
-        if (s == DSM_P_READ_WRITE)
+        if (s == DSM_P_READ_WRITE || s == DSM_P_INVALID)
             return T(DSM_P_READ_ONLY, DSM_ACT_PROTECT);
         if (s == DSM_P_READ_ONLY)
             return T(s, 0);
@@ -69,7 +71,7 @@ struct dsm_ptrans dsm__page_transition(enum dsm_pstate s, enum dsm_pevent ev,
             break;
         if (s == DSM_P_READ_ONLY)
             return T(DSM_P_READ_WRITE, DSM_ACT_PROTECT);
-        if (s == DSM_P_READ_WRITE)
+        if (s == DSM_P_READ_WRITE || s == DSM_P_INVALID)
             return T(s, 0);
         break;
     default:

@@ -1,0 +1,112 @@
+/*
+ * disjoint_page.c - multiple writers of one page.
+ *
+ * Every rank writes its own 4-byte words of ONE shared page in the same
+ * interval; after a barrier every rank must see the words of all ranks.  This
+ * is what the twin/diff protocol is for: a node that sent its whole page
+ * instead of a word diff, or a home that let one diff overwrite another,
+ * loses the other ranks' words.  Two layouts:
+ *   interleaved: rank r writes the words i with i % N == r (every run of
+ *                the diff is one word long, neighbours belong to others);
+ *   slices:      rank r writes the contiguous words [r*W/N, (r+1)*W/N).
+ * In some rounds a rank writes only part of its words, so the words it skips
+ * must keep their value from an earlier round although other ranks' copies
+ * of the page were invalidated in between.  The page used changes with the
+ * round, so that each node in turn is the home, writing its own page.
+ *
+ * Run by run-mpi-test.sh with 2, 3 and 4 ranks, for each DSM_COMM variant.
+ * MPITEST_ROUNDS overrides the number of rounds.
+ */
+#include "mpitest.h"
+
+enum layout { INTERLEAVED, SLICES };
+
+static const char *layout_name[] = { "interleaved", "slices" };
+
+/* Which rank owns word i of a page of w words with n ranks. */
+static int owner(enum layout lay, size_t i, size_t w, int n)
+{
+    if (lay == INTERLEAVED)
+        return (int)(i % (size_t)n);
+    /* Slices [r*w/n, (r+1)*w/n): find r from the top. */
+    for (int r = n - 1; r > 0; r--)
+        if (i >= (size_t)r * w / (size_t)n)
+            return r;
+    return 0;
+}
+
+/* Whether the owner writes word i in this round: all words in even rounds,
+ * about two in three in odd rounds. */
+static int written(size_t i, int round)
+{
+    return round % 2 == 0 || (i / 2 + (size_t)round) % 3 != 0;
+}
+
+static uint32_t value(int round, size_t i, enum layout lay)
+{
+    return (uint32_t)((round + 1) * 0x9E3779B1u) ^ (uint32_t)(i * 2654435761u)
+           ^ (uint32_t)lay << 31;
+}
+
+int main(int argc, char **argv)
+{
+    int rounds, me, n;
+    size_t ps, w;
+    uint32_t *pages, *expect;
+    char what[96];
+
+    mt_init(&argc, &argv);
+    rounds = (int)mt_param("MPITEST_ROUNDS", 12);
+    me = dsm_node_id();
+    n = dsm_node_count();
+    ps = dsm_page_size();
+    w = ps / sizeof(uint32_t);
+
+    /* One page per node, cyclic: page k is homed on node k. */
+    pages = mt_malloc_home((size_t)n * ps, DSM_HOME_CYCLIC, 0);
+    for (int k = 0; k < n; k++)
+        if (dsm_home_of((char *)pages + (size_t)k * ps) != k)
+            mt_fail("page %d of a cyclic allocation is homed on %d, "
+                    "expected %d", k,
+                    dsm_home_of((char *)pages + (size_t)k * ps), k);
+    expect = calloc((size_t)n * w, sizeof *expect);
+    if (expect == NULL)
+        mt_fail("out of private memory");
+    mt_note("%d ranks, page %zu bytes, %d rounds per layout", n, ps, rounds);
+
+    for (int lay = INTERLEAVED; lay <= SLICES; lay++) {
+        for (int round = 0; round < rounds; round++) {
+            int k = round % n;
+            uint32_t *page = pages + (size_t)k * w;
+            uint32_t *exp = expect + (size_t)k * w;
+
+            for (size_t i = 0; i < w; i++) {
+                if (!written(i, round))
+                    continue;
+                exp[i] = value(round, i, lay);
+                if (owner(lay, i, w, n) == me)
+                    page[i] = exp[i];
+            }
+            dsm_barrier();
+
+            /* Check every page, not only the one written: the others
+             * must not have changed. */
+            for (int q = 0; q < n; q++) {
+                snprintf(what, sizeof what,
+                         "%s round %d, page %d (written: page %d)",
+                         layout_name[lay], round, q, k);
+                for (size_t i = 0; i < w; i++)
+                    mt_expect_u32(what, pages + (size_t)q * w + i,
+                                  expect[(size_t)q * w + i]);
+            }
+            mt_check_point(layout_name[lay]);
+            /* Nobody writes the next round while another rank reads. */
+            dsm_barrier();
+        }
+    }
+
+    dsm_free(pages);
+    free(expect);
+    mt_finalize();
+    return 0;
+}

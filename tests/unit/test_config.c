@@ -1,0 +1,395 @@
+/*
+ * test_config.c - parsing of the DSM_* environment (libdsm/config.c).
+ *
+ * Each variable is given alone in an environ-style array and its parsed
+ * value compared with the number written here; every bad value must fail
+ * with -DSM_EINVAL and a message that names the variable, and the message
+ * must never overrun the caller's buffer.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dsm_pure.h"
+
+#define OS_PAGE 4096
+#define KIB ((size_t)1024)
+#define MIB (KIB * 1024)
+#define GIB (MIB * 1024)
+#define TIB (GIB * 1024)
+
+static char errbuf[512];
+
+/* Parse envp (NULL-terminated) and require success. */
+static struct dsm_config parse_ok(char *const *envp, size_t os_page)
+{
+    struct dsm_config cfg;
+    int rc;
+
+    memset(&cfg, 0xee, sizeof(cfg));
+    errbuf[0] = '\0';
+    rc = dsm__config_parse(&cfg, envp, os_page, errbuf, sizeof(errbuf));
+    if (rc != 0)
+        fail_msg("expected success, got %d: %s", rc, errbuf);
+    return cfg;
+}
+
+/* Parse envp and require -DSM_EINVAL with a message containing both
+ * needles (the second may be NULL). */
+static void parse_err(char *const *envp, size_t os_page,
+                      const char *needle1, const char *needle2)
+{
+    struct dsm_config cfg;
+    int rc;
+
+    memset(errbuf, 0, sizeof(errbuf));
+    rc = dsm__config_parse(&cfg, envp, os_page, errbuf, sizeof(errbuf));
+    if (rc != -DSM_EINVAL)
+        fail_msg("%s: expected -DSM_EINVAL, got %d", envp[0], rc);
+    if (memchr(errbuf, '\0', sizeof(errbuf)) == NULL)
+        fail_msg("%s: message not terminated", envp[0]);
+    if (strstr(errbuf, needle1) == NULL)
+        fail_msg("%s: message \"%s\" lacks \"%s\"", envp[0], errbuf, needle1);
+    if (needle2 && strstr(errbuf, needle2) == NULL)
+        fail_msg("%s: message \"%s\" lacks \"%s\"", envp[0], errbuf, needle2);
+}
+
+/* One variable alone. */
+static struct dsm_config one_ok(const char *var)
+{
+    char *envp[2] = { (char *)var, NULL };
+    return parse_ok(envp, OS_PAGE);
+}
+
+static void one_bad(const char *var, const char *name)
+{
+    char *envp[2] = { (char *)var, NULL };
+    parse_err(envp, OS_PAGE, "bad value", name);
+}
+
+static void check_defaults(const struct dsm_config *c)
+{
+    assert_int_equal(c->heap_size, GIB);
+    assert_int_equal(c->page_size, 16384);
+    assert_int_equal(c->base, (uintptr_t)0x200000000000ull);
+    assert_int_equal(c->comm, DSM_COMM_QUEUE);
+    assert_int_equal(c->poll, DSM_POLL_ADAPTIVE);
+    assert_int_equal(c->stats, DSM_STATS_OFF);
+    assert_int_equal(c->home, DSM_HOME_BLOCK);
+    assert_int_equal(c->max_locks, 4096);
+    assert_int_equal(c->spin_us, 50);
+}
+
+static void test_defaults(void **state)
+{
+    struct dsm_config c;
+    char *empty[] = { NULL };
+
+    (void)state;
+    c = parse_ok(NULL, OS_PAGE);
+    check_defaults(&c);
+    c = parse_ok(empty, OS_PAGE);
+    check_defaults(&c);
+}
+
+static void test_non_dsm_ignored(void **state)
+{
+    char *envp[] = { "PATH=/usr/bin:/bin", "HOME=/root", "DSM=1", "DSMX_FOO=1",
+                     "MY_DSM_HEAP_SIZE=garbage", "dsm_heap_size=garbage",
+                     "XDSM_COMM=bogus", "EMPTY=", NULL };
+    struct dsm_config c;
+
+    (void)state;
+    c = parse_ok(envp, OS_PAGE);
+    check_defaults(&c);
+}
+
+static void test_heap_size(void **state)
+{
+    (void)state;
+    assert_int_equal(one_ok("DSM_HEAP_SIZE=65536").heap_size, 65536);
+    assert_int_equal(one_ok("DSM_HEAP_SIZE=16K").heap_size, 16 * KIB);
+    assert_int_equal(one_ok("DSM_HEAP_SIZE=256M").heap_size, 256 * MIB);
+    assert_int_equal(one_ok("DSM_HEAP_SIZE=4G").heap_size, 4 * GIB);
+    assert_int_equal(one_ok("DSM_HEAP_SIZE=1T").heap_size, TIB);
+    assert_int_equal(one_ok("DSM_HEAP_SIZE=1073741824").heap_size, GIB);
+    /* The other fields keep their defaults. */
+    assert_int_equal(one_ok("DSM_HEAP_SIZE=16K").page_size, 16384);
+}
+
+static void test_page_size(void **state)
+{
+    char *big_os[] = { "DSM_PAGE_SIZE=65536", NULL };
+
+    (void)state;
+    assert_int_equal(one_ok("DSM_PAGE_SIZE=4096").page_size, 4096);
+    assert_int_equal(one_ok("DSM_PAGE_SIZE=8K").page_size, 8192);
+    assert_int_equal(one_ok("DSM_PAGE_SIZE=65536").page_size, 65536);
+    assert_int_equal(parse_ok(big_os, 65536).page_size, 65536);
+}
+
+/* The heap must be a multiple of the page size that is in force, whatever
+ * the order of the two variables. */
+static void test_heap_and_page_order(void **state)
+{
+    char *e1[] = { "DSM_HEAP_SIZE=8K", "DSM_PAGE_SIZE=4096", NULL };
+    char *e2[] = { "DSM_PAGE_SIZE=4096", "DSM_HEAP_SIZE=8K", NULL };
+    char *e3[] = { "DSM_HEAP_SIZE=96K", "DSM_PAGE_SIZE=32K", NULL };
+    char *e4[] = { "DSM_HEAP_SIZE=48K", "DSM_PAGE_SIZE=32K", NULL };
+    char *e5[] = { "DSM_PAGE_SIZE=32K", "DSM_HEAP_SIZE=48K", NULL };
+    struct dsm_config c;
+
+    (void)state;
+    c = parse_ok(e1, OS_PAGE);
+    assert_int_equal(c.heap_size, 8192);
+    assert_int_equal(c.page_size, 4096);
+    c = parse_ok(e2, OS_PAGE);
+    assert_int_equal(c.heap_size, 8192);
+    assert_int_equal(c.page_size, 4096);
+    c = parse_ok(e3, OS_PAGE);
+    assert_int_equal(c.heap_size, 96 * KIB);
+    assert_int_equal(c.page_size, 32 * KIB);
+    parse_err(e4, OS_PAGE, "bad value", "DSM_HEAP_SIZE");
+    parse_err(e5, OS_PAGE, "bad value", "DSM_HEAP_SIZE");
+}
+
+static void test_base(void **state)
+{
+    (void)state;
+    assert_int_equal(one_ok("DSM_BASE=0x100000000000").base,
+                     (uintptr_t)0x100000000000ull);
+    assert_int_equal(one_ok("DSM_BASE=0x7f0000000000").base,
+                     (uintptr_t)0x7f0000000000ull);
+    assert_int_equal(one_ok("DSM_BASE=0x7AbC0000C000").base,
+                     (uintptr_t)0x7abc0000c000ull);
+}
+
+static void test_enums(void **state)
+{
+    (void)state;
+    assert_int_equal(one_ok("DSM_COMM=queue").comm, DSM_COMM_QUEUE);
+    assert_int_equal(one_ok("DSM_COMM=direct").comm, DSM_COMM_DIRECT);
+    assert_int_equal(one_ok("DSM_POLL=spin").poll, DSM_POLL_SPIN);
+    assert_int_equal(one_ok("DSM_POLL=adaptive").poll, DSM_POLL_ADAPTIVE);
+    assert_int_equal(one_ok("DSM_STATS=0").stats, DSM_STATS_OFF);
+    assert_int_equal(one_ok("DSM_STATS=1").stats, DSM_STATS_TEXT);
+    assert_int_equal(one_ok("DSM_STATS=json").stats, DSM_STATS_JSON);
+    assert_int_equal(one_ok("DSM_HOME=block").home, DSM_HOME_BLOCK);
+    assert_int_equal(one_ok("DSM_HOME=cyclic").home, DSM_HOME_CYCLIC);
+}
+
+static void test_numbers(void **state)
+{
+    (void)state;
+    assert_int_equal(one_ok("DSM_MAX_LOCKS=1").max_locks, 1);
+    assert_int_equal(one_ok("DSM_MAX_LOCKS=100").max_locks, 100);
+    assert_int_equal(one_ok("DSM_MAX_LOCKS=10000").max_locks, 10000);
+    assert_int_equal(one_ok("DSM_SPIN_US=200").spin_us, 200);
+    assert_int_equal(one_ok("DSM_SPIN_US=1").spin_us, 1);
+}
+
+static void test_all_together(void **state)
+{
+    char *envp[] = { "OMP_NUM_THREADS=4", "DSM_HEAP_SIZE=2G", "DSM_PAGE_SIZE=64K",
+                     "DSM_BASE=0x300000000000", "DSM_COMM=direct", "DSM_POLL=spin",
+                     "DSM_STATS=json", "DSM_HOME=cyclic", "DSM_MAX_LOCKS=77",
+                     "DSM_SPIN_US=9", "TERM=xterm", NULL };
+    struct dsm_config c;
+
+    (void)state;
+    c = parse_ok(envp, OS_PAGE);
+    assert_int_equal(c.heap_size, 2 * GIB);
+    assert_int_equal(c.page_size, 64 * KIB);
+    assert_int_equal(c.base, (uintptr_t)0x300000000000ull);
+    assert_int_equal(c.comm, DSM_COMM_DIRECT);
+    assert_int_equal(c.poll, DSM_POLL_SPIN);
+    assert_int_equal(c.stats, DSM_STATS_JSON);
+    assert_int_equal(c.home, DSM_HOME_CYCLIC);
+    assert_int_equal(c.max_locks, 77);
+    assert_int_equal(c.spin_us, 9);
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+static void test_unknown_variable(void **state)
+{
+    char *e1[] = { "DSM_FOOBAR=1", NULL };
+    char *e2[] = { "PATH=/bin", "DSM_HEAP_SIZE=1G", "DSM_HEAPSIZE=1G", NULL };
+    char *e3[] = { "DSM_=1", NULL };
+
+    (void)state;
+    parse_err(e1, OS_PAGE, "unknown environment variable DSM_", "DSM_FOOBAR");
+    parse_err(e2, OS_PAGE, "unknown environment variable DSM_", "DSM_HEAPSIZE");
+    parse_err(e3, OS_PAGE, "unknown environment variable DSM_", NULL);
+}
+
+static void test_bad_page_size(void **state)
+{
+    char *small_for_os[] = { "DSM_PAGE_SIZE=16384", NULL };
+
+    (void)state;
+    one_bad("DSM_PAGE_SIZE=12288", "DSM_PAGE_SIZE");   /* not a power of two */
+    one_bad("DSM_PAGE_SIZE=5000", "DSM_PAGE_SIZE");
+    one_bad("DSM_PAGE_SIZE=2048", "DSM_PAGE_SIZE");    /* below the OS page */
+    one_bad("DSM_PAGE_SIZE=0", "DSM_PAGE_SIZE");
+    one_bad("DSM_PAGE_SIZE=", "DSM_PAGE_SIZE");
+    one_bad("DSM_PAGE_SIZE=big", "DSM_PAGE_SIZE");
+    parse_err(small_for_os, 65536, "bad value", "DSM_PAGE_SIZE");
+}
+
+static void test_bad_heap_size(void **state)
+{
+    (void)state;
+    one_bad("DSM_HEAP_SIZE=0", "DSM_HEAP_SIZE");
+    one_bad("DSM_HEAP_SIZE=", "DSM_HEAP_SIZE");
+    one_bad("DSM_HEAP_SIZE=lots", "DSM_HEAP_SIZE");
+    one_bad("DSM_HEAP_SIZE=12X", "DSM_HEAP_SIZE");
+    one_bad("DSM_HEAP_SIZE=-16K", "DSM_HEAP_SIZE");
+    one_bad("DSM_HEAP_SIZE=99999999999T", "DSM_HEAP_SIZE");   /* overflows */
+    one_bad("DSM_HEAP_SIZE=16777216T", "DSM_HEAP_SIZE");      /* exactly 2^64 */
+    one_bad("DSM_HEAP_SIZE=99999999999999999999", "DSM_HEAP_SIZE");
+    one_bad("DSM_HEAP_SIZE=20000", "DSM_HEAP_SIZE");    /* not page multiple */
+    one_bad("DSM_HEAP_SIZE=4K", "DSM_HEAP_SIZE");       /* < one 16K page */
+    one_bad("DSM_HEAP_SIZE=16K junk", "DSM_HEAP_SIZE"); /* trailing garbage */
+}
+
+static void test_bad_enums(void **state)
+{
+    (void)state;
+    one_bad("DSM_COMM=bogus", "DSM_COMM");
+    one_bad("DSM_COMM=", "DSM_COMM");
+    one_bad("DSM_COMM=queue2", "DSM_COMM");
+    one_bad("DSM_POLL=", "DSM_POLL");
+    one_bad("DSM_POLL=sleep", "DSM_POLL");
+    one_bad("DSM_STATS=2", "DSM_STATS");
+    one_bad("DSM_STATS=xml", "DSM_STATS");
+    one_bad("DSM_HOME=random", "DSM_HOME");
+    one_bad("DSM_HOME=", "DSM_HOME");
+}
+
+static void test_bad_base(void **state)
+{
+    (void)state;
+    one_bad("DSM_BASE=0x100000000800", "DSM_BASE");    /* not page-aligned */
+    one_bad("DSM_BASE=0x100000000001", "DSM_BASE");
+    one_bad("DSM_BASE=0xZZ", "DSM_BASE");
+    one_bad("DSM_BASE=hello", "DSM_BASE");
+    one_bad("DSM_BASE=", "DSM_BASE");
+    one_bad("DSM_BASE=0x100000000000 junk", "DSM_BASE");
+}
+
+static void test_bad_numbers(void **state)
+{
+    (void)state;
+    one_bad("DSM_MAX_LOCKS=0", "DSM_MAX_LOCKS");
+    one_bad("DSM_MAX_LOCKS=-1", "DSM_MAX_LOCKS");
+    one_bad("DSM_MAX_LOCKS=-4096", "DSM_MAX_LOCKS");
+    one_bad("DSM_MAX_LOCKS=many", "DSM_MAX_LOCKS");
+    one_bad("DSM_MAX_LOCKS=", "DSM_MAX_LOCKS");
+    one_bad("DSM_MAX_LOCKS=10 junk", "DSM_MAX_LOCKS");
+    one_bad("DSM_MAX_LOCKS=99999999999999999999", "DSM_MAX_LOCKS");
+    one_bad("DSM_SPIN_US=abc", "DSM_SPIN_US");
+    one_bad("DSM_SPIN_US=", "DSM_SPIN_US");
+    one_bad("DSM_SPIN_US=-5", "DSM_SPIN_US");
+}
+
+/* A bad variable among good ones is still found, wherever it is. */
+static void test_bad_among_good(void **state)
+{
+    char *envp[] = { "DSM_HEAP_SIZE=1G", "PATH=/bin", "DSM_COMM=direct",
+                     "DSM_POLL=never", "DSM_STATS=1", NULL };
+
+    (void)state;
+    parse_err(envp, OS_PAGE, "bad value", "DSM_POLL");
+}
+
+/* The message is cut to the caller's buffer: bytes past errlen stay as
+ * they were, and the message in it is terminated. */
+static void test_err_buffer_bounds(void **state)
+{
+    char *envp[] = { "DSM_COMM=a-rather-long-bogus-value-to-fill-the-message", NULL };
+    char buf[64];
+    struct dsm_config cfg;
+    int rc;
+
+    (void)state;
+    memset(buf, 'Z', sizeof(buf));
+    rc = dsm__config_parse(&cfg, envp, OS_PAGE, buf, 16);
+    assert_int_equal(rc, -DSM_EINVAL);
+    assert_non_null(memchr(buf, '\0', 16));
+    for (size_t i = 16; i < sizeof(buf); i++)
+        assert_int_equal(buf[i], 'Z');
+}
+
+/* ---- dsm__parse_size --------------------------------------------------- */
+
+static void size_ok(const char *s, size_t expect)
+{
+    size_t v = 12345;
+    int rc = dsm__parse_size(s, &v);
+    if (rc != 0 || v != expect)
+        fail_msg("parse_size(\"%s\"): expected 0 and %zu, got %d and %zu",
+                 s, expect, rc, v);
+}
+
+static void size_bad(const char *s)
+{
+    size_t v = 0;
+    int rc = dsm__parse_size(s, &v);
+    if (rc != -DSM_EINVAL)
+        fail_msg("parse_size(\"%s\"): expected -DSM_EINVAL, got %d (value %zu)",
+                 s, rc, v);
+}
+
+static void test_parse_size(void **state)
+{
+    (void)state;
+    size_ok("4096", 4096);
+    size_ok("1", 1);
+    size_ok("16K", 16 * KIB);
+    size_ok("3M", 3 * MIB);
+    size_ok("2G", 2 * GIB);
+    size_ok("1T", TIB);
+    size_ok("1024K", MIB);
+    size_ok("18446744073709551615", SIZE_MAX);   /* the largest size_t */
+    size_ok("16777215T", 16777215 * TIB);        /* the largest with T */
+    size_bad("12X");
+    size_bad("");
+    size_bad("-1");
+    size_bad("-16K");
+    size_bad("K");
+    size_bad("16K junk");
+    size_bad("16KK");
+    size_bad("18446744073709551616");             /* 2^64 */
+    size_bad("16777216T");                        /* 2^64 */
+    size_bad("17179869184G");                     /* 2^64 */
+    size_bad("99999999999T");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_non_dsm_ignored),
+        cmocka_unit_test(test_heap_size),
+        cmocka_unit_test(test_page_size),
+        cmocka_unit_test(test_heap_and_page_order),
+        cmocka_unit_test(test_base),
+        cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_all_together),
+        cmocka_unit_test(test_unknown_variable),
+        cmocka_unit_test(test_bad_page_size),
+        cmocka_unit_test(test_bad_heap_size),
+        cmocka_unit_test(test_bad_enums),
+        cmocka_unit_test(test_bad_base),
+        cmocka_unit_test(test_bad_numbers),
+        cmocka_unit_test(test_bad_among_good),
+        cmocka_unit_test(test_err_buffer_bounds),
+        cmocka_unit_test(test_parse_size),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
