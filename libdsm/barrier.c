@@ -8,7 +8,7 @@
  * whether one node or several wrote it, and sends the merged notices to all.
  * A node keeps its copy of a page only if it was the page's only writer; a
  * home keeps in its copyset only such a sole writer, and stops trapping its
- * own writes to a page nobody else holds.
+ * own writes to a page nobody else held during the interval.
  *
  * The same exchange carries a check value, so that collective calls
  * (dsm_malloc, dsm_free, dsm_finalize) can verify that every node made the
@@ -198,9 +198,14 @@ static void apply_release(const struct release_ctx *c)
             continue;
         if (pg->home == g->rank) {
             dsm__page_lock(p);
-            uint64_t bit = w >= 0 ? (uint64_t)1 << w : 0;
-            pg->copyset = (w >= 0 && w != g->rank && (pg->copyset & bit)) ? bit : 0;
-            if (pg->copyset == 0) {
+            uint64_t bit = w >= 0 ? (uint64_t)1 << w : 0, was = pg->copyset;
+            pg->copyset = (w >= 0 && w != g->rank && (was & bit)) ? bit : 0;
+            /* Stop trapping our own writes only to a page nobody read in
+             * the interval that ends here.  A page others read now is likely
+             * read again next interval (laplace's boundary rows): keeping it
+             * write-protected lets us serve it without an mprotect on the
+             * reader's critical path; our next write to it traps once. */
+            if (pg->copyset == 0 && was == 0) {
                 struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_UNTRACK, 1);
                 if (t.actions & DSM_ACT_PROTECT)
                     dsm__pb_add(&pb, p, dsm__page_prot(t.next));

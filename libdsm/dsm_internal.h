@@ -148,6 +148,13 @@ struct dsm_msg {
     int dest;
     int pooled;
     MPI_Request req;
+    /* A page send: ext/ext_len/tag replace header+payload.  A page request
+     * under the queue transport: recv_page >= 0 asks the communication
+     * thread to post the page's receive before sending. */
+    const void *ext;
+    size_t ext_len;
+    int tag;
+    long recv_page;
     size_t cap;              /* payload capacity */
     struct dsm_wire_hdr hdr; /* immediately followed by the payload */
     unsigned char payload[];
@@ -164,6 +171,11 @@ DSM_HIDDEN size_t dsm__msg_max_payload(void);
 DSM_HIDDEN int  dsm__comm_start(void);
 DSM_HIDDEN void dsm__comm_stop(void);
 DSM_HIDDEN void dsm__comm_wake(void);          /* work queued or a waiter waits */
+/* Post the receive of page p from its home into the system view, completed
+ * by dsm__page_arrived(p, waiter) under the progress token.  Caller holds the
+ * MPI mutex (direct) or is the communication thread (queue). */
+DSM_HIDDEN void dsm__comm_post_page_recv(size_t p, int home, uint32_t waiter);
+DSM_HIDDEN int  dsm__comm_page_recvs_test(void);
 DSM_HIDDEN int  dsm__comm_try_progress(void);  /* by a waiting thread */
 /* The MPI mutex of the direct transport (also used by comm.c's helpers). */
 extern pthread_mutex_t dsm__mpi_lock DSM_HIDDEN;
@@ -175,6 +187,7 @@ DSM_HIDDEN void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload,
 /* Fetch page p from its home into the system view and make it readable.
  * The caller has set it IN_FLIGHT. */
 DSM_HIDDEN void dsm__fetch_page(size_t p);
+DSM_HIDDEN void dsm__page_arrived(size_t p, uint32_t waiter);
 /* Send diffs of the dirty pages among list to their homes, wait for the acks,
  * downgrade every page of list (write-protect) and drop twins. */
 DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n);

@@ -67,6 +67,10 @@ struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap)
     }
     memset(&m->hdr, 0, sizeof m->hdr);
     m->hdr.type = (uint16_t)type;
+    m->ext = NULL;
+    m->ext_len = 0;
+    m->tag = DSM_TAG;
+    m->recv_page = -1;
     m->dest = dest;
     m->q.next = NULL;
     return m;
@@ -90,7 +94,7 @@ void dsm__msg_send(struct dsm_msg *m)
     m->hdr.epoch = __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE);
     if (m->dest != dsm__g.rank) {
         DSM_STAT_ADD(msgs_sent, 1);
-        DSM_STAT_ADD(bytes_sent, sizeof m->hdr + m->hdr.len);
+        DSM_STAT_ADD(bytes_sent, m->ext ? m->ext_len : sizeof m->hdr + m->hdr.len);
     }
     dsm__g.ops->send(m);
 }

@@ -101,11 +101,14 @@ static void on_page_req(const struct dsm_wire_hdr *h)
     pg->state = t.next;
     dsm__page_unlock(p);
 
-    m = dsm__msg_new(DSM_MSG_PAGE_REPLY, h->src, ps);
-    m->hdr.id = (uint32_t)p;
-    m->hdr.waiter = h->waiter;
-    m->hdr.len = (uint32_t)ps;
-    memcpy(m->payload, dsm__sys_page(p), ps);
+    /* Zero copy: the page goes from our system view straight into the
+     * requester's (see DSM_TAG_PAGE).  A home write racing with the send is
+     * in this epoch's write notices and invalidates the copy at the next
+     * release, before the requester may read the words it changed. */
+    m = dsm__msg_new(DSM_MSG_PAGE_REPLY, h->src, 0);
+    m->ext = dsm__sys_page(p);
+    m->ext_len = ps;
+    m->tag = DSM_TAG_PAGE + (int)h->waiter;
     DSM_STAT_ADD(pages_served, 1);
     dsm__msg_send(m);
 }
@@ -138,18 +141,16 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
 
 /* ---- the requesting side ---- */
 
-static void on_page_reply(const struct dsm_wire_hdr *h, const unsigned char *pl,
-                          struct dsm_waiter *w)
+void dsm__page_arrived(size_t p, uint32_t waiter)
 {
-    size_t p = h->id;
     struct dsm_page *pg = &dsm__g.pages[p];
+    struct dsm_waiter *w = dsm__waiter_at(waiter, DSM_WAIT_PAGE);
 
-    if (pg->state != DSM_P_IN_FLIGHT)
-        dsm__fatal("protocol error: page %zu arrived from rank %d but is %s here",
-                   p, h->src, dsm__page_state_name(pg->state));
-    /* IN_FLIGHT pages are PROT_NONE and nobody else writes their system
-     * view, so the copy needs no lock. */
-    memcpy(dsm__sys_page(p), pl, dsm__g.page_size);
+    if (!w || pg->state != DSM_P_IN_FLIGHT)
+        dsm__fatal("protocol error: page %zu arrived but is %s here (waiter %u)",
+                   p, dsm__page_state_name(pg->state), waiter);
+    /* MPI wrote the page into the system view; the application view is
+     * still PROT_NONE, so nobody saw it half-written. */
     dsm__page_lock(p);
     if (pg->flags & DSM_PF_STALE) {
         /* Invalidated while in flight (a lock acquire's notice): the copy may
@@ -176,6 +177,7 @@ void dsm__fetch_page(size_t p)
 
     m->hdr.id = (uint32_t)p;
     m->hdr.waiter = id;
+    m->recv_page = (long)p;     /* the transport posts the page's receive */
     dsm__msg_send(m);
     dsm__waiter_wait(id);
     dsm__waiter_put(id);
@@ -211,11 +213,6 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
         if (h->id >= dsm__g.npages || h->len != 0)
             goto bad;
         on_page_req(h);
-        break;
-    case DSM_MSG_PAGE_REPLY:
-        if (h->id >= dsm__g.npages || h->len != dsm__g.page_size)
-            goto bad;
-        on_page_reply(h, pl, reply_waiter(h, DSM_WAIT_PAGE));
         break;
     case DSM_MSG_DIFF:
         on_diff(h, pl);

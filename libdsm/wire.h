@@ -1,8 +1,8 @@
 /*
  * wire.h - the message format between nodes.
  *
- * Every message is one MPI message on the library's own communicator with
- * tag DSM_TAG: a fixed header followed by len bytes of payload.  The receiver
+ * Every control message is one MPI message on the library's own communicator
+ * with tag DSM_TAG: a fixed header followed by len bytes of payload.  The receiver
  * validates the header (type known, source matches MPI's, length matches the
  * received count, ids in range) before acting on anything (protocol.c).
  */
@@ -12,10 +12,14 @@
 #include <stdint.h>
 
 #define DSM_TAG 7001
+/* A page travels alone, from the home's system view straight into the
+ * requester's system view, on tag DSM_TAG_PAGE + the requester's waiter
+ * slot; the requester posted that receive before asking (comm.c). */
+#define DSM_TAG_PAGE 10000
 
 enum dsm_msg_type {
     DSM_MSG_PAGE_REQ = 1,     /* id=page, waiter: ask the home for a copy */
-    DSM_MSG_PAGE_REPLY,       /* id=page, waiter, payload=page */
+    DSM_MSG_PAGE_REPLY,       /* unused: pages travel on DSM_TAG_PAGE + waiter */
     DSM_MSG_DIFF,             /* payload={u32 page,u32 len,diff}*, LAST asks an ack */
     DSM_MSG_DIFF_ACK,         /* waiter */
     DSM_MSG_BARRIER_ENTER,    /* to node 0; payload=u32 pages written; arg=check, arg2=aux */

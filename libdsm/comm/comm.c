@@ -36,6 +36,15 @@ static MPI_Status rstatus;
 
 static struct dsm_msg *inflight;     /* sends MPI still owns */
 
+struct page_recv {
+    MPI_Request req;
+    size_t page;
+    uint32_t waiter;
+    int home;
+};
+static struct page_recv *precv;      /* posted page receives */
+static size_t nprecv, capprecv;
+
 static uint32_t wake_word;           /* futex the sleeping thread waits on */
 static int comm_sleeping;
 
@@ -92,6 +101,57 @@ void dsm__comm_recv_cancel(void)
     rbuf = NULL;
 }
 
+/* ---- page receives ---- */
+
+void dsm__comm_post_page_recv(size_t p, int home, uint32_t waiter)
+{
+    if (nprecv == capprecv) {
+        size_t nc = capprecv ? capprecv * 2 : 64;
+        void *q = realloc(precv, nc * sizeof *precv);
+        if (!q)
+            dsm__fatal("out of private memory for page receives");
+        precv = q;
+        capprecv = nc;
+    }
+    struct page_recv *r = &precv[nprecv];
+    if (MPI_Irecv(dsm__sys_page(p), (int)dsm__g.page_size, MPI_BYTE, home,
+                  DSM_TAG_PAGE + (int)waiter, dsm__g.comm, &r->req) != MPI_SUCCESS)
+        dsm__fatal("MPI_Irecv of page %zu from rank %d failed", p, home);
+    r->page = p;
+    r->waiter = waiter;
+    r->home = home;
+    nprecv++;
+}
+
+int dsm__comm_page_recvs_test(void)
+{
+    int n = 0;
+    MPI_LOCK();
+    for (size_t i = 0; i < nprecv;) {
+        int flag = 0, count = 0;
+        MPI_Status st;
+        MPI_Test(&precv[i].req, &flag, &st);
+        if (!flag) {
+            i++;
+            continue;
+        }
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        if ((size_t)count != dsm__g.page_size)
+            dsm__fatal("malformed page from rank %d: %d bytes for page %zu of %zu bytes",
+                       precv[i].home, count, precv[i].page, dsm__g.page_size);
+        size_t p = precv[i].page;
+        uint32_t w = precv[i].waiter;
+        precv[i] = precv[--nprecv];
+        MPI_UNLOCK();
+        DSM_STAT_ADD(msgs_received, 1);
+        dsm__page_arrived(p, w);
+        MPI_LOCK();
+        n++;
+    }
+    MPI_UNLOCK();
+    return n;
+}
+
 /* ---- sends in flight ---- */
 
 void dsm__comm_sends_add(struct dsm_msg *m)
@@ -140,6 +200,8 @@ void dsm__comm_sends_finish(void)
 static int progress_round(void)
 {
     int n = dsm__g.ops->progress();
+    if (nprecv)
+        n += dsm__comm_page_recvs_test();
     if (dsm__deferred_pending())
         dsm__serve_deferred();
     return n;
@@ -211,7 +273,11 @@ static void *comm_main(void *arg)
          * this thread may sleep even then. */
         if ((dsm__g.ops->waiter_progress || !__atomic_load_n(&dsm__waiting, __ATOMIC_SEQ_CST)) &&
             !__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_SEQ_CST)) {
-            struct timespec ts = { 0, sleep_ns };
+            /* While a local thread waits under the direct transport it polls
+             * for everyone: stay out of its way longer. */
+            long ns = dsm__g.ops->waiter_progress &&
+                      __atomic_load_n(&dsm__waiting, __ATOMIC_RELAXED) ? 1000000 : sleep_ns;
+            struct timespec ts = { 0, ns };
             syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
         }
         __atomic_store_n(&comm_sleeping, 0, __ATOMIC_SEQ_CST);
