@@ -141,6 +141,13 @@ DSM_HIDDEN void dsm__waiter_add_expected(uint32_t id, int n);
 /* Number of threads waiting for a reply (the communication thread does not
  * sleep while it is non-zero). */
 extern uint32_t dsm__waiting DSM_HIDDEN;
+/* Of those, the ones asleep: only the communication thread can wake them. */
+extern uint32_t dsm__sleepers DSM_HIDDEN;
+/* Adaptive polling: how long a waiter or the communication thread keeps
+ * polling (yielding the CPU between polls) after the last event before it
+ * sleeps.  Longer waits are not latency-critical, and polling through them
+ * takes the core from another process's compute thread. */
+#define DSM_POLL_WINDOW_NS 500000
 
 /* ---- msg.c: messages ---------------------------------------------------- */
 struct dsm_msg {

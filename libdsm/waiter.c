@@ -8,11 +8,12 @@
  * expect several replies (the acks of diffs sent to several homes).
  *
  * Waiting depends on who can make progress.  Under the queue transport only
- * the communication thread can: the waiter spins for a few microseconds
- * (replies often come that fast) and then sleeps on a futex, leaving the
- * core to the communication threads.  Under the direct transport the waiter
- * polls MPI itself; under DSM_POLL=adaptive it yields the CPU between empty
- * polls once the spin phase is over.  DSM_POLL=spin never sleeps.
+ * the communication thread can: the waiter sleeps on a futex at once,
+ * leaving the core to the communication threads.  Under the direct
+ * transport the waiter polls MPI itself; under DSM_POLL=adaptive it yields
+ * the CPU between empty polls after a short spin, and after
+ * DSM_POLL_WINDOW_NS without an event it sleeps and lets the communication
+ * thread poll.  DSM_POLL=spin never sleeps.
  * Used from the SIGSEGV handler: no malloc, no stdio; the slot mutex is never
  * held while touching shared memory.
  */
@@ -33,6 +34,7 @@ static uint32_t free_ids[DSM_MAX_WAITERS];
 static int nfree;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 uint32_t dsm__waiting;
+uint32_t dsm__sleepers;
 
 static inline void cpu_relax(void)
 {
@@ -103,8 +105,11 @@ static void sleep_on(struct dsm_waiter *w, long ns)
 {
     struct timespec ts = { 0, ns };
     __atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_add(&dsm__sleepers, 1, __ATOMIC_SEQ_CST);
+    dsm__comm_wake();     /* it must poll for us now */
     if (!__atomic_load_n(&w->done, __ATOMIC_SEQ_CST))
         syscall(SYS_futex, &w->done, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+    __atomic_fetch_sub(&dsm__sleepers, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&w->sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -120,8 +125,6 @@ void dsm__waiter_wait(uint32_t id)
     if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
         return;
     __atomic_fetch_add(&dsm__waiting, 1, __ATOMIC_SEQ_CST);
-    if (!self_progress)
-        dsm__comm_wake();   /* only it can receive our reply */
     for (i = 0;; i++) {
         if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
             break;
@@ -136,10 +139,13 @@ void dsm__waiter_wait(uint32_t id)
             }
             if (!t0)
                 t0 = dsm__now_ns();
-            if (dsm__now_ns() - t0 < spin_ns)
+            uint64_t idle = dsm__now_ns() - t0;
+            if (idle < spin_ns)
                 cpu_relax();
-            else
+            else if (idle < DSM_POLL_WINDOW_NS)
                 sched_yield();
+            else
+                sleep_on(w, 1000000);   /* the communication thread polls */
             continue;
         }
         if (!adaptive) {

@@ -259,24 +259,22 @@ static void *comm_main(void *arg)
             cpu_relax();
             continue;
         }
-        if (__atomic_load_n(&dsm__waiting, __ATOMIC_SEQ_CST) && !dsm__g.ops->waiter_progress) {
-            /* A local thread waits for a reply only we can receive: stay
-             * awake, but let other threads of this core run. */
+        if (__atomic_load_n(&dsm__sleepers, __ATOMIC_SEQ_CST) && idle < DSM_POLL_WINDOW_NS) {
+            /* A local thread sleeps until we receive its reply: poll, but
+             * let other threads of this core run between polls. */
             sched_yield();
             continue;
         }
-        /* Idle: sleep until woken by local work or for a bounded time, so
-         * that requests from other nodes are still answered promptly. */
+        /* Idle, or waiting long: sleep until woken by local work or for a
+         * bounded time (20 us doubling to 200 us), so that requests from
+         * other nodes are still answered promptly.  Under the direct
+         * transport a thread that polls for itself serves them meanwhile. */
         uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_SEQ_CST);
         __atomic_store_n(&comm_sleeping, 1, __ATOMIC_SEQ_CST);
-        /* Under the direct transport a waiting thread polls for itself, so
-         * this thread may sleep even then. */
-        if ((dsm__g.ops->waiter_progress || !__atomic_load_n(&dsm__waiting, __ATOMIC_SEQ_CST)) &&
-            !__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_SEQ_CST)) {
-            /* While a local thread waits under the direct transport it polls
-             * for everyone: stay out of its way longer. */
-            long ns = dsm__g.ops->waiter_progress &&
-                      __atomic_load_n(&dsm__waiting, __ATOMIC_RELAXED) ? 1000000 : sleep_ns;
+        if (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_SEQ_CST)) {
+            uint32_t pollers = __atomic_load_n(&dsm__waiting, __ATOMIC_RELAXED) -
+                               __atomic_load_n(&dsm__sleepers, __ATOMIC_RELAXED);
+            long ns = dsm__g.ops->waiter_progress && pollers ? 1000000 : sleep_ns;
             struct timespec ts = { 0, ns };
             syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
         }

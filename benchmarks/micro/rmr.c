@@ -1,0 +1,340 @@
+/*
+ * rmr.c - cost of one remote memory read (RMR): the time from a read fault
+ * on a page homed elsewhere to the page being installed and the read
+ * completing (paper 003, Table 2 "RMR").
+ *
+ * Rank 1 is the home of P pages (DSM_HOME_NODE).  In each of K rounds rank
+ * 1 writes one word in every page, everybody meets in dsm_barrier() (which
+ * invalidates rank 0's copies), and rank 0 reads one word of every page:
+ * each read is exactly one RMR.  Rank 0 times that loop with its own clock
+ * (rmr_us = mean per page, first round excluded as warm-up) and also reports
+ * the library's own view, dsm_stats rmr_time / rmr_count (rmr_lib_us).  The
+ * values read are checked against what rank 1 wrote.  Ranks above 1 only
+ * take part in the barriers.
+ *
+ * So that a slow configuration (a spinning communication thread on a
+ * machine with fewer cores than threads can make one RMR cost tens of ms)
+ * still finishes, rank 0 times the first timed round, keeps as many rounds
+ * as fit in --budget seconds (at least 2 timed ones, at most --rounds) and
+ * tells the others with MPI_Bcast; "rounds" in the results is the number of
+ * rounds actually run.
+ *
+ * The floor it is compared with is measured in the same run, before
+ * dsm_init(), between ranks 0 and 1 while the other ranks sleep:
+ *   mpi_rtt_us   raw MPI round trip: a 12-byte request, a page-sized reply
+ *                (the size is DSM_PAGE_SIZE or 16384, checked against
+ *                dsm_page_size() after dsm_init()); --rtt-iters round trips
+ *                after warm-up, fewer if they would take over 1 s;
+ *   fault_us     a protection fault on a PROT_NONE page of a private
+ *                mapping whose SIGSEGV handler mprotects the page PROT_READ
+ *                (mean per page), and mprotect_us, that mprotect alone;
+ *   floor_us     = mpi_rtt_us + fault_us (both means), and
+ *   rmr_over_floor = rmr_us / floor_us.
+ *
+ * With one rank there is nothing remote: only fault_us and mprotect_us are
+ * measured and reported.
+ */
+#define _GNU_SOURCE
+#include "../common.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define TAG_REQ 11
+#define TAG_REP 12
+#define REQ_BYTES 12
+
+static long opt_pages = 256;
+static long opt_rounds = 20;
+static long opt_rtt_iters = 2000;
+static long opt_budget = 10;
+static long opt_fault_pages = 1024;
+
+static const struct bench_opt opts[] = {
+    { "pages", BENCH_OPT_LONG, &opt_pages, "pages homed on rank 1 read per round" },
+    { "rounds", BENCH_OPT_LONG, &opt_rounds, "rounds (the first is warm-up; >= 2)" },
+    { "rtt-iters", BENCH_OPT_LONG, &opt_rtt_iters, "timed MPI round trips (at most)" },
+    { "budget", BENCH_OPT_LONG, &opt_budget, "seconds the timed rounds may take, about" },
+    { "fault-pages", BENCH_OPT_LONG, &opt_fault_pages, "pages of the local fault test" },
+    { 0, 0, 0, 0 }
+};
+
+/* DSM_PAGE_SIZE as libdsm will read it, known before dsm_init(): a number
+ * with an optional K/M suffix, or the default. */
+static size_t page_size_from_env(void)
+{
+    const char *s = getenv("DSM_PAGE_SIZE");
+    unsigned long long v;
+    char *end;
+
+    if (!s || !*s)
+        return 16384;
+    errno = 0;
+    v = strtoull(s, &end, 0);
+    if (errno || end == s)
+        return 16384;  /* dsm_init() will report the bad value */
+    if (*end == 'k' || *end == 'K')
+        v <<= 10;
+    else if (*end == 'm' || *end == 'M')
+        v <<= 20;
+    return (size_t)v;
+}
+
+/* --- the raw MPI round trip ------------------------------------------- */
+
+struct rtt { double mean, median; long iters; };
+
+/* Rank 0 times the warm-up too, to choose how many round trips fit in about
+ * a second, and sends that count to rank 1 before the timed ones. */
+static struct rtt measure_rtt(size_t psz)
+{
+    struct rtt r = { 0, 0, 0 };
+    char req[REQ_BYTES] = { 0 };
+    char *page = malloc(psz);
+    double *t = malloc((size_t)opt_rtt_iters * sizeof *t);
+    long warm = opt_rtt_iters / 10 + 10, iters = opt_rtt_iters, i;
+    double t0, tw;
+
+    if (!page || !t)
+        bench_fatal("out of memory");
+    memset(page, 0x5a, psz);
+    if (bench.rank == 0) {
+        tw = bench_now();
+        for (i = 0; i < warm; i++) {
+            MPI_Send(req, REQ_BYTES, MPI_BYTE, 1, TAG_REQ, bench.comm);
+            MPI_Recv(page, (int)psz, MPI_BYTE, 1, TAG_REP, bench.comm, MPI_STATUS_IGNORE);
+        }
+        tw = (bench_now() - tw) / (double)warm;
+        if (tw * (double)iters > 1.0)
+            iters = (long)(1.0 / tw) > 20 ? (long)(1.0 / tw) : 20;
+        MPI_Send(&iters, 1, MPI_LONG, 1, TAG_REQ, bench.comm);
+        for (i = 0; i < iters; i++) {
+            t0 = bench_now();
+            MPI_Send(req, REQ_BYTES, MPI_BYTE, 1, TAG_REQ, bench.comm);
+            MPI_Recv(page, (int)psz, MPI_BYTE, 1, TAG_REP, bench.comm, MPI_STATUS_IGNORE);
+            t[i] = bench_now() - t0;
+        }
+        r.mean = bench_mean(t, (size_t)iters);
+        r.median = bench_median(t, (size_t)iters);
+        r.iters = iters;
+    } else if (bench.rank == 1) {
+        for (i = 0; i < warm; i++) {
+            MPI_Recv(req, REQ_BYTES, MPI_BYTE, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
+            MPI_Send(page, (int)psz, MPI_BYTE, 0, TAG_REP, bench.comm);
+        }
+        MPI_Recv(&iters, 1, MPI_LONG, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
+        for (i = 0; i < iters; i++) {
+            MPI_Recv(req, REQ_BYTES, MPI_BYTE, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
+            MPI_Send(page, (int)psz, MPI_BYTE, 0, TAG_REP, bench.comm);
+        }
+    }
+    free(t);
+    free(page);
+    return r;
+}
+
+/* --- the local fault + mprotect --------------------------------------- */
+
+static char *fault_base;
+static size_t fault_len, fault_psz;
+
+/* Runs on the faulting thread: only mprotect, which is safe here.  A fault
+ * outside the test mapping is a real bug: fall back to the default action
+ * and let the access fault again, so the process dies as it should. */
+static void fault_handler(int sig, siginfo_t *si, void *ctx)
+{
+    char *a = si->si_addr;
+
+    (void)ctx;
+    if (a >= fault_base && a < fault_base + fault_len) {
+        char *p = fault_base + (size_t)(a - fault_base) / fault_psz * fault_psz;
+        if (mprotect(p, fault_psz, PROT_READ) == 0)
+            return;
+    }
+    signal(sig, SIG_DFL);
+}
+
+static void measure_fault(size_t psz, double *fault_us, double *mprotect_us)
+{
+    struct sigaction sa, old;
+    const int reps = 6;  /* the first is warm-up */
+    double tf = 0, tm = 0, t0;
+    volatile long sink = 0;
+    size_t i, n = (size_t)opt_fault_pages;
+    int rep;
+
+    fault_psz = psz;
+    fault_len = n * psz;
+    fault_base = mmap(NULL, fault_len, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fault_base == MAP_FAILED)
+        bench_fatal("mmap of %zu bytes: %s", fault_len, strerror(errno));
+    /* Real pages behind every address, as in the DSM's memfd: the fault
+     * measured is the protection fault, not a page allocation. */
+    memset(fault_base, 1, fault_len);
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fault_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &old) < 0)
+        bench_fatal("sigaction: %s", strerror(errno));
+
+    for (rep = 0; rep < reps; rep++) {
+        if (mprotect(fault_base, fault_len, PROT_NONE) < 0)
+            bench_fatal("mprotect: %s", strerror(errno));
+        t0 = bench_now();
+        for (i = 0; i < n; i++)
+            sink += *(volatile long *)(fault_base + i * psz);
+        if (rep > 0)
+            tf += bench_now() - t0;
+
+        if (mprotect(fault_base, fault_len, PROT_NONE) < 0)
+            bench_fatal("mprotect: %s", strerror(errno));
+        t0 = bench_now();
+        for (i = 0; i < n; i++)
+            if (mprotect(fault_base + i * psz, psz, PROT_READ) < 0)
+                bench_fatal("mprotect: %s", strerror(errno));
+        if (rep > 0)
+            tm += bench_now() - t0;
+    }
+    (void)sink;
+    sigaction(SIGSEGV, &old, NULL);
+    munmap(fault_base, fault_len);
+    *fault_us = tf / (double)(n * (reps - 1)) * 1e6;
+    *mprotect_us = tm / (double)(n * (reps - 1)) * 1e6;
+}
+
+/* --- the RMR loop ----------------------------------------------------- */
+
+static uint64_t value_of(long round, long page)
+{
+    return ((uint64_t)(round + 1) << 32) | (uint64_t)page;
+}
+
+int main(int argc, char **argv)
+{
+    struct rtt rtt = { 0, 0, 0 };
+    double fault_us = 0, mprotect_us = 0, floor_us, t_total = 0, t0, t_start = 0;
+    size_t psz_env, psz;
+    struct dsm_stats st;
+    char *arr = NULL;
+    long round, rounds = opt_rounds, i, bad = 0;
+    int remote;
+
+    bench_start(&argc, &argv, "rmr",
+                "Remote memory read cost: rank 0 reads pages homed on rank 1.", opts);
+    if (opt_rounds < 2)
+        bench_fatal("--rounds must be at least 2 (the first round is warm-up)");
+    remote = bench.size >= 2;
+    psz_env = page_size_from_env();
+
+    /* The floor, before the DSM (and its communication thread) exists. */
+    if (remote && bench.rank <= 1)
+        rtt = measure_rtt(psz_env);
+    bench_idle_barrier();
+    if (bench.rank == 0)
+        measure_fault(psz_env, &fault_us, &mprotect_us);
+    bench_idle_barrier();
+
+    if (dsm_init(&argc, &argv) != 0)
+        bench_fatal("dsm_init failed");
+    bench_settings();
+    psz = dsm_page_size();
+    if (psz != psz_env)
+        bench_fatal("the floor was measured with %zu-byte pages but dsm_page_size() "
+                    "is %zu: give DSM_PAGE_SIZE as a plain number of bytes", psz_env, psz);
+    bench_param("pages", opt_pages);
+
+    bench_say("rmr: %d ranks, DSM_COMM=%s DSM_POLL=%s, page %zu bytes, %ld pages x up to %ld rounds\n",
+              bench.size, bench.comm_var, bench.poll_var, psz, opt_pages, opt_rounds);
+    if (!remote) {
+        bench_say("rmr: one rank, nothing is remote: measuring the local fault only\n");
+    } else {
+        arr = dsm_malloc_home((size_t)opt_pages * psz, DSM_HOME_NODE, 1);
+        if (!arr)
+            bench_fatal("dsm_malloc_home of %ld pages failed", opt_pages);
+        if (dsm_home_of(arr) != 1 || dsm_home_of(arr + (opt_pages - 1) * psz) != 1)
+            bench_fatal("pages allocated with DSM_HOME_NODE 1 are homed on %d and %d",
+                        dsm_home_of(arr), dsm_home_of(arr + (opt_pages - 1) * psz));
+
+        for (round = 0; round < rounds; round++) {
+            if (bench.rank == 1)
+                for (i = 0; i < opt_pages; i++)
+                    *(volatile uint64_t *)(arr + i * psz) = value_of(round, i);
+            dsm_barrier();
+            if (bench.rank == 0) {
+                if (round == 1) {
+                    dsm_stats_reset();  /* the library's view leaves out round 0 too */
+                    t_start = bench_now();
+                }
+                t0 = bench_now();
+                for (i = 0; i < opt_pages; i++)
+                    if (*(volatile uint64_t *)(arr + i * psz) != value_of(round, i))
+                        bad++;
+                if (round > 0)
+                    t_total += bench_now() - t0;
+            }
+            dsm_barrier();
+            if (round == 1) {
+                /* Rank 0 knows what one round costs: fit the rest into the
+                 * budget, and tell everybody. */
+                if (bench.rank == 0) {
+                    double per_round = bench_now() - t_start;
+                    long fit = 2 + (long)((double)opt_budget / per_round);
+                    rounds = fit < opt_rounds ? (fit > 3 ? fit : 3) : opt_rounds;
+                }
+                MPI_Bcast(&rounds, 1, MPI_LONG, 0, bench.comm);
+            }
+        }
+        dsm_stats_get(&st);
+        if (bench.rank == 0 && bad)
+            bench_fatal("%ld of %ld reads returned a stale or wrong value "
+                        "(rank 1 wrote, dsm_barrier, rank 0 read)",
+                        bad, opt_pages * rounds);
+        dsm_free(arr);
+        bench_param("rounds", rounds);
+    }
+    dsm_finalize();
+
+    if (bench.rank == 0) {
+        if (remote) {
+            double rmr_us = t_total / (double)((rounds - 1) * opt_pages) * 1e6;
+            double lib_us = st.rmr_count ? st.rmr_time / (double)st.rmr_count * 1e6 : NAN;
+
+            floor_us = rtt.mean * 1e6 + fault_us;
+            bench_say("  raw MPI round trip (12 B + %zu B): mean %.2f us, median %.2f us "
+                      "over %ld\n", psz, rtt.mean * 1e6, rtt.median * 1e6, rtt.iters);
+            bench_say("  local fault + mprotect: %.2f us per page; mprotect alone %.2f us\n",
+                      fault_us, mprotect_us);
+            bench_say("  floor = round trip + fault = %.2f us\n", floor_us);
+            bench_say("  RMR (benchmark clock): %.2f us per page = %.2f x floor "
+                      "(%ld timed rounds)\n", rmr_us, rmr_us / floor_us, rounds - 1);
+            bench_say("  RMR (library stats):   %.2f us per page over %llu RMRs "
+                      "(expected %ld), %llu read faults\n", lib_us,
+                      (unsigned long long)st.rmr_count, (rounds - 1) * opt_pages,
+                      (unsigned long long)st.read_faults);
+            bench_result("rmr_us", rmr_us, "us");
+            bench_result("rmr_lib_us", lib_us, "us");
+            bench_result("floor_us", floor_us, "us");
+            bench_result("mpi_rtt_us", rtt.mean * 1e6, "us");
+            bench_result("mpi_rtt_median_us", rtt.median * 1e6, "us");
+            bench_result("fault_us", fault_us, "us");
+            bench_result("mprotect_us", mprotect_us, "us");
+            bench_result("rmr_over_floor", rmr_us / floor_us, "ratio");
+            bench_result("rmr_count", (double)st.rmr_count, "count");
+        } else {
+            bench_say("  local fault + mprotect: %.2f us per page; mprotect alone %.2f us\n",
+                      fault_us, mprotect_us);
+            bench_result("fault_us", fault_us, "us");
+            bench_result("mprotect_us", mprotect_us, "us");
+        }
+    }
+    bench_emit();
+    return bench_end();
+}
