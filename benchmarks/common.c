@@ -205,7 +205,7 @@ void bench_settings(void)
     const char *s;
 
     s = getenv("DSM_COMM");
-    bench.comm_var = s && *s ? s : "queue";
+    bench.comm_var = s && *s ? s : "direct";
     s = getenv("DSM_POLL");
     bench.poll_var = s && *s ? s : "adaptive";
     bench.page_size = dsm_page_size();
@@ -285,7 +285,7 @@ void bench_emit(void)
         fputs(",\"unit\":", stdout);
         put_string(results[i].unit);
         printf(",\"ranks\":%d,\"comm\":", bench.size);
-        put_string(bench.comm_var ? bench.comm_var : "queue");
+        put_string(bench.comm_var ? bench.comm_var : "direct");
         fputs(",\"poll\":", stdout);
         put_string(bench.poll_var ? bench.poll_var : "adaptive");
         printf(",\"page_size\":%zu", bench.page_size);

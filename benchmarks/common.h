@@ -9,10 +9,10 @@
  * are one JSON object per result, written by bench_emit():
  *
  *   {"bench":"rmr","metric":"rmr_us","value":98.1,"unit":"us","ranks":2,
- *    "comm":"queue","poll":"adaptive","page_size":16384,"pages":256,...}
+ *    "comm":"direct","poll":"adaptive","page_size":16384,"pages":256,...}
  *
  * "comm" and "poll" are DSM_COMM and DSM_POLL as the environment gives them
- * (or the library defaults "queue" and "adaptive"); "page_size" is
+ * (or the library defaults "direct" and "adaptive"); "page_size" is
  * dsm_page_size(); any parameters the benchmark registered with
  * bench_param() follow.  bench_emit() is meant to be called after
  * dsm_finalize(), so that nothing the library prints at exit (DSM_STATS=1)
@@ -39,7 +39,7 @@ struct bench_state {
     int rank;              /* rank in MPI_COMM_WORLD */
     int size;              /* number of ranks */
     MPI_Comm comm;         /* the benchmark's own duplicate of MPI_COMM_WORLD */
-    const char *comm_var;  /* DSM_COMM or "queue" */
+    const char *comm_var;  /* DSM_COMM or "direct" */
     const char *poll_var;  /* DSM_POLL or "adaptive" */
     size_t page_size;      /* dsm_page_size(), set by bench_settings() */
 };

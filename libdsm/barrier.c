@@ -227,7 +227,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     uint64_t t0 = dsm__now_ns(), m0 = __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED);
     struct release_ctx ctx = { NULL, 0, 0 };
     uint32_t *list, waiter;
-    size_t n, per = dsm__msg_max_payload() / 4, i = 0;
+    size_t n;
 
     n = dsm__pt_take_marked(&list);
     dsm__flush(list, n);
@@ -235,21 +235,8 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
 
     n = dsm__pt_copy_epoch(&list);
     waiter = dsm__waiter_get(DSM_WAIT_BARRIER, 1, &ctx);
-    do {
-        size_t k = n - i < per ? n - i : per;
-        struct dsm_msg *m = dsm__msg_new(DSM_MSG_BARRIER_ENTER, 0, k * 4);
-        memcpy(m->payload, list + i, k * 4);
-        i += k;
-        m->hdr.len = (uint32_t)(k * 4);
-        m->hdr.id = g->epoch;
-        m->hdr.waiter = waiter;
-        m->hdr.arg = check;
-        m->hdr.arg2 = aux;
-        m->hdr.flags = (uint16_t)(kind << 8);
-        if (i == n)
-            m->hdr.flags |= DSM_MF_LAST;
-        dsm__msg_send(m);
-    } while (i < n);
+    dsm__msg_send_pages(DSM_MSG_BARRIER_ENTER, 0, list, n, g->epoch, waiter,
+                        (uint16_t)(kind << 8), check, aux);
     free(list);
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);

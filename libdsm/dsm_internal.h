@@ -171,6 +171,12 @@ DSM_HIDDEN int  dsm__msg_init(void);
 DSM_HIDDEN struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap);
 DSM_HIDDEN void dsm__msg_free(struct dsm_msg *m);
 DSM_HIDDEN void dsm__msg_send(struct dsm_msg *m);     /* fills src/epoch, counts */
+/* Send a list of page ids as one or more messages of this type, each with
+ * the given header fields; the last carries DSM_MF_LAST (an empty list is one
+ * empty message). */
+DSM_HIDDEN void dsm__msg_send_pages(int type, int dest, const uint32_t *pages, size_t n,
+                                    uint32_t id, uint32_t waiter, uint16_t flags,
+                                    uint64_t arg, uint64_t arg2);
 /* Largest payload of one message (the posted receive's size minus header). */
 DSM_HIDDEN size_t dsm__msg_max_payload(void);
 

@@ -81,8 +81,7 @@ static void dedup(struct mlock *l)
 
 static void grant(struct mlock *l, uint32_t id, int node, uint32_t waiter, uint32_t epoch)
 {
-    size_t per = dsm__msg_max_payload() / 4, i = 0, n;
-    const uint32_t *src;
+    size_t n;
 
     l->held = 1;
     l->holder = node;
@@ -93,19 +92,7 @@ static void grant(struct mlock *l, uint32_t id, int node, uint32_t waiter, uint3
     } else {
         n = 0;
     }
-    src = l->notices;
-    do {
-        size_t k = n - i < per ? n - i : per;
-        struct dsm_msg *m = dsm__msg_new(DSM_MSG_LOCK_GRANT, node, k * 4);
-        memcpy(m->payload, src + i, k * 4);
-        i += k;
-        m->hdr.len = (uint32_t)(k * 4);
-        m->hdr.id = id;
-        m->hdr.waiter = waiter;
-        if (i == n)
-            m->hdr.flags |= DSM_MF_LAST;
-        dsm__msg_send(m);
-    } while (i < n);
+    dsm__msg_send_pages(DSM_MSG_LOCK_GRANT, node, l->notices, n, id, waiter, 0, 0, 0);
 }
 
 void dsm__on_lock_req(const struct dsm_wire_hdr *h)
@@ -218,7 +205,7 @@ void dsm_lock_acquire(int id)
 void dsm_lock_release(int id)
 {
     uint32_t *list, waiter;
-    size_t n, per, i = 0;
+    size_t n;
 
     check_id("dsm_lock_release", id);
     n = dsm__pt_take_marked(&list);
@@ -226,20 +213,9 @@ void dsm_lock_release(int id)
     free(list);
 
     n = dsm__pt_copy_epoch(&list);
-    per = dsm__msg_max_payload() / 4;
     waiter = dsm__waiter_get(DSM_WAIT_RELEASE, 1, NULL);
-    do {
-        size_t k = n - i < per ? n - i : per;
-        struct dsm_msg *m = dsm__msg_new(DSM_MSG_LOCK_REL, id % dsm__g.nodes, k * 4);
-        memcpy(m->payload, list + i, k * 4);
-        i += k;
-        m->hdr.len = (uint32_t)(k * 4);
-        m->hdr.id = (uint32_t)id;
-        m->hdr.waiter = waiter;
-        if (i == n)
-            m->hdr.flags |= DSM_MF_LAST;
-        dsm__msg_send(m);
-    } while (i < n);
+    dsm__msg_send_pages(DSM_MSG_LOCK_REL, id % dsm__g.nodes, list, n, (uint32_t)id,
+                        waiter, 0, 0, 0);
     free(list);
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);

@@ -88,6 +88,28 @@ void dsm__msg_free(struct dsm_msg *m)
     pthread_mutex_unlock(&pool_lock);
 }
 
+void dsm__msg_send_pages(int type, int dest, const uint32_t *pages, size_t n,
+                         uint32_t id, uint32_t waiter, uint16_t flags,
+                         uint64_t arg, uint64_t arg2)
+{
+    size_t per = dsm__msg_max_payload() / sizeof *pages, i = 0;
+    do {
+        size_t k = n - i < per ? n - i : per;
+        struct dsm_msg *m = dsm__msg_new(type, dest, k * sizeof *pages);
+        memcpy(m->payload, pages + i, k * sizeof *pages);
+        i += k;
+        m->hdr.len = (uint32_t)(k * sizeof *pages);
+        m->hdr.id = id;
+        m->hdr.waiter = waiter;
+        m->hdr.flags = flags;
+        m->hdr.arg = arg;
+        m->hdr.arg2 = arg2;
+        if (i == n)
+            m->hdr.flags |= DSM_MF_LAST;
+        dsm__msg_send(m);
+    } while (i < n);
+}
+
 void dsm__msg_send(struct dsm_msg *m)
 {
     m->hdr.src = dsm__g.rank;

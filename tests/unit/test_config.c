@@ -75,7 +75,7 @@ static void check_defaults(const struct dsm_config *c)
     assert_int_equal(c->heap_size, GIB);
     assert_int_equal(c->page_size, 16384);
     assert_int_equal(c->base, (uintptr_t)0x200000000000ull);
-    assert_int_equal(c->comm, DSM_COMM_QUEUE);
+    assert_int_equal(c->comm, DSM_COMM_DIRECT);
     assert_int_equal(c->poll, DSM_POLL_ADAPTIVE);
     assert_int_equal(c->stats, DSM_STATS_OFF);
     assert_int_equal(c->home, DSM_HOME_BLOCK);
