@@ -161,6 +161,22 @@ void dsm__comm_sends_add(struct dsm_msg *m)
     inflight = m;
 }
 
+void dsm__comm_isend(struct dsm_msg *m)
+{
+    int rc;
+    if (m->recv_page >= 0)
+        dsm__comm_post_page_recv((size_t)m->recv_page, m->dest, m->hdr.waiter);
+    if (m->ext)
+        rc = MPI_Isend(m->ext, (int)m->ext_len, MPI_BYTE, m->dest, m->tag,
+                       dsm__g.comm, &m->req);
+    else
+        rc = MPI_Isend(&m->hdr, (int)(sizeof m->hdr + m->hdr.len), MPI_BYTE, m->dest,
+                       DSM_TAG, dsm__g.comm, &m->req);
+    if (rc != MPI_SUCCESS)
+        dsm__fatal("MPI_Isend to rank %d failed", m->dest);
+    dsm__comm_sends_add(m);
+}
+
 int dsm__comm_sends_test(void)
 {
     struct dsm_msg **pp, *m;

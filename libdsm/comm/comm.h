@@ -41,6 +41,10 @@ int  dsm__comm_recv_test(int *got);         /* test it; on arrival dispatch is d
 void dsm__comm_recv_dispatch(void);         /* dispatch the arrived message, repost */
 int  dsm__comm_sends_test(void);            /* complete finished sends */
 void dsm__comm_sends_add(struct dsm_msg *m);
+/* Start sending m (posting its page's receive first if it asks for a page)
+ * and track it until MPI is done.  Caller holds the MPI mutex (direct) or is
+ * the communication thread (queue). */
+void dsm__comm_isend(struct dsm_msg *m);
 void dsm__comm_sends_finish(void);          /* wait for all sends (shutdown) */
 void dsm__comm_recv_cancel(void);
 

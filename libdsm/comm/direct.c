@@ -20,14 +20,7 @@ static int direct_init(void)
 static void direct_send(struct dsm_msg *m)
 {
     pthread_mutex_lock(&dsm__mpi_lock);
-    if (m->recv_page >= 0)
-        dsm__comm_post_page_recv((size_t)m->recv_page, m->dest, m->hdr.waiter);
-    if ((m->ext ? MPI_Isend(m->ext, (int)m->ext_len, MPI_BYTE, m->dest, m->tag,
-                            dsm__g.comm, &m->req)
-                : MPI_Isend(&m->hdr, (int)(sizeof m->hdr + m->hdr.len), MPI_BYTE,
-                            m->dest, DSM_TAG, dsm__g.comm, &m->req)) != MPI_SUCCESS)
-        dsm__fatal("MPI_Isend to rank %d failed", m->dest);
-    dsm__comm_sends_add(m);
+    dsm__comm_isend(m);
     pthread_mutex_unlock(&dsm__mpi_lock);
 }
 
