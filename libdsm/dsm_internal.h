@@ -118,6 +118,7 @@ DSM_HIDDEN void dsm__pt_install_wait(uint32_t seen);
 DSM_HIDDEN void dsm__pt_install_done(void);
 
 /* ---- waiter.c: threads waiting for replies --------------------------------- */
+#define DSM_MAX_WAITERS 1024    /* also bounds the posted page receives */
 enum dsm_wait_kind { DSM_WAIT_PAGE = 1, DSM_WAIT_ACKS, DSM_WAIT_BARRIER,
                      DSM_WAIT_GRANT, DSM_WAIT_RELEASE };
 struct dsm_waiter {

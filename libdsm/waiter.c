@@ -27,8 +27,6 @@
 
 #include "dsm_internal.h"
 
-#define DSM_MAX_WAITERS 1024
-
 static struct dsm_waiter table[DSM_MAX_WAITERS];
 static uint32_t free_ids[DSM_MAX_WAITERS];
 static int nfree;

@@ -42,8 +42,12 @@ struct page_recv {
     uint32_t waiter;
     int home;
 };
-static struct page_recv *precv;      /* posted page receives */
-static size_t nprecv, capprecv;
+/* Posted page receives.  Each belongs to a waiting thread's slot, so there
+ * are never more than DSM_MAX_WAITERS: the array is allocated once, because
+ * under the direct transport the faulting thread posts its receive itself,
+ * inside the SIGSEGV handler, where it must not allocate. */
+static struct page_recv precv[DSM_MAX_WAITERS];
+static size_t nprecv;
 
 static uint32_t wake_word;           /* futex the sleeping thread waits on */
 static int comm_sleeping;
@@ -105,14 +109,8 @@ void dsm__comm_recv_cancel(void)
 
 void dsm__comm_post_page_recv(size_t p, int home, uint32_t waiter)
 {
-    if (nprecv == capprecv) {
-        size_t nc = capprecv ? capprecv * 2 : 64;
-        void *q = realloc(precv, nc * sizeof *precv);
-        if (!q)
-            dsm__fatal("out of private memory for page receives");
-        precv = q;
-        capprecv = nc;
-    }
+    if (nprecv == DSM_MAX_WAITERS)
+        dsm__fatal("internal error: more page receives than waiter slots");
     struct page_recv *r = &precv[nprecv];
     if (MPI_Irecv(dsm__sys_page(p), (int)dsm__g.page_size, MPI_BYTE, home,
                   DSM_TAG_PAGE + (int)waiter, dsm__g.comm, &r->req) != MPI_SUCCESS)
