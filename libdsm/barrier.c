@@ -183,6 +183,44 @@ void dsm__on_barrier_release(const struct dsm_wire_hdr *h, const void *payload)
         dsm__waiter_complete(w);
 }
 
+/* First-touch placement (DSM_PF_MIGRATE pages): page p, written in the
+ * interval by node w alone, gets w as its home on every node.  w kept its
+ * copy (sole writer) and its diffs reached the old home, so both copies are
+ * the page; the old home drops its copy and w serves it from now on.  Every
+ * other copy is invalidated as for any write notice.  No request for p is
+ * in flight: requests are answered before their sender enters the barrier,
+ * and later ones are deferred by the new home until it has applied this. */
+static void migrate(size_t p, int w, struct dsm_protect_batch *pb)
+{
+    struct dsm_global *g = &dsm__g;
+    struct dsm_page *pg = &g->pages[p];
+
+    dsm__page_lock(p);
+    int old = pg->home;
+    pg->home = (uint16_t)w;
+    pg->flags &= (uint8_t)~DSM_PF_MIGRATE;
+    pg->copyset = 0;
+    if (g->rank == w) {
+        if (pg->state != DSM_P_READ_ONLY && pg->state != DSM_P_READ_WRITE)
+            dsm__fatal("protocol error: page %zu migrates here but is %s here", p,
+                       dsm__page_state_name(pg->state));
+        if (pg->state != DSM_P_READ_WRITE)
+            dsm__pb_add(pb, p, PROT_READ | PROT_WRITE);
+        pg->state = DSM_P_READ_WRITE;
+        pg->flags &= (uint8_t)~DSM_PF_TWIN;
+        DSM_STAT_ADD(pages_migrated, 1);
+        dsm__page_unlock(p);
+    } else if (g->rank == old) {
+        if (pg->state != DSM_P_INVALID)
+            dsm__pb_add(pb, p, PROT_NONE);
+        pg->state = DSM_P_INVALID;
+        dsm__page_unlock(p);
+    } else {
+        dsm__page_unlock(p);
+        dsm__invalidate_copy(p, pb);
+    }
+}
+
 /* Apply the merged write notices (see the file comment). */
 static void apply_release(const struct release_ctx *c)
 {
@@ -196,6 +234,10 @@ static void apply_release(const struct release_ctx *c)
 
         if (pg->state == DSM_P_UNALLOC)
             continue;
+        if ((pg->flags & DSM_PF_MIGRATE) && w >= 0 && w != pg->home) {
+            migrate(p, w, &pb);
+            continue;
+        }
         if (pg->home == g->rank) {
             dsm__page_lock(p);
             uint64_t bit = w >= 0 ? (uint64_t)1 << w : 0, was = pg->copyset;

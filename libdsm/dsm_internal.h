@@ -33,6 +33,7 @@ struct dsm_page {
 #define DSM_PF_MARKED 0x02   /* written since the last release or barrier */
 #define DSM_PF_EPOCH  0x04   /* written since the last barrier */
 #define DSM_PF_STALE  0x08   /* in flight, but invalidated meanwhile */
+#define DSM_PF_MIGRATE 0x10  /* home moves to the first sole writer (same on all nodes) */
 
 struct dsm_global {
     int state;                       /* enum dsm_lifecycle */
@@ -50,6 +51,12 @@ struct dsm_global {
     size_t page_size, npages;
     unsigned page_shift;
     size_t os_page;
+    /* An attached segment (segment.c): pages [seg_first, seg_first+seg_npages)
+     * appear at seg_app instead of at app + p*page_size; its last page may be
+     * shorter (seg_bytes in all). */
+    unsigned char *seg_app;
+    size_t seg_first, seg_npages, seg_bytes;
+    int keep_mapped;                 /* dsm_finalize leaves every mapping in place */
 
     /* page_table.c */
     struct dsm_page *pages;
@@ -81,19 +88,37 @@ DSM_HIDDEN void dsm__vm_fini(void);
 /* mprotect pages [first, first+count) of the application view; fatal on error. */
 DSM_HIDDEN void dsm__vm_protect(size_t first, size_t count, int prot);
 DSM_HIDDEN void dsm__vm_release(size_t first, size_t count);  /* drop backing */
+static inline int dsm__page_in_segment(size_t p)
+{ return p - dsm__g.seg_first < dsm__g.seg_npages; }
 static inline unsigned char *dsm__app_page(size_t p)
-{ return dsm__g.app + (p << dsm__g.page_shift); }
+{
+    if (dsm__unlikely(dsm__page_in_segment(p)))
+        return dsm__g.seg_app + ((p - dsm__g.seg_first) << dsm__g.page_shift);
+    return dsm__g.app + (p << dsm__g.page_shift);
+}
 static inline unsigned char *dsm__sys_page(size_t p)
 { return dsm__g.sys + (p << dsm__g.page_shift); }
 static inline unsigned char *dsm__twin_page(size_t p)
 { return dsm__g.twins + (p << dsm__g.page_shift); }
+static inline int dsm__in_segment(const void *a)
+{
+    uintptr_t x = (uintptr_t)a, b = (uintptr_t)dsm__g.seg_app;
+    return x >= b && x - b < dsm__g.seg_bytes;
+}
 static inline int dsm__in_region(const void *a)
 {
     uintptr_t x = (uintptr_t)a, b = (uintptr_t)dsm__g.app;
-    return x >= b && x - b < (dsm__g.npages << dsm__g.page_shift);
+    if (x >= b && x - b < (dsm__g.npages << dsm__g.page_shift))
+        return !dsm__page_in_segment((x - b) >> dsm__g.page_shift);
+    return dsm__in_segment(a);
 }
 static inline size_t dsm__page_of(const void *a)
-{ return ((uintptr_t)a - (uintptr_t)dsm__g.app) >> dsm__g.page_shift; }
+{
+    if (dsm__unlikely(dsm__in_segment(a)))
+        return dsm__g.seg_first +
+               (((uintptr_t)a - (uintptr_t)dsm__g.seg_app) >> dsm__g.page_shift);
+    return ((uintptr_t)a - (uintptr_t)dsm__g.app) >> dsm__g.page_shift;
+}
 
 /* Coalescing of protection changes: consecutive pages with the same target
  * protection become one mprotect. */
@@ -120,7 +145,7 @@ DSM_HIDDEN void dsm__pt_install_done(void);
 /* ---- waiter.c: threads waiting for replies --------------------------------- */
 #define DSM_MAX_WAITERS 1024    /* also bounds the posted page receives */
 enum dsm_wait_kind { DSM_WAIT_PAGE = 1, DSM_WAIT_ACKS, DSM_WAIT_BARRIER,
-                     DSM_WAIT_GRANT, DSM_WAIT_RELEASE };
+                     DSM_WAIT_GRANT, DSM_WAIT_RELEASE, DSM_WAIT_ATOMIC };
 struct dsm_waiter {
     uint32_t done;          /* futex word: 0 while waiting */
     int32_t  remaining;     /* replies still expected */
@@ -230,6 +255,40 @@ DSM_HIDDEN int  dsm__lock_init(void);
 DSM_HIDDEN void dsm__on_lock_req(const struct dsm_wire_hdr *h);
 DSM_HIDDEN void dsm__on_lock_grant(const struct dsm_wire_hdr *h, const void *p);
 DSM_HIDDEN void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *p);
+/* Acquire lock id if it is free now: 1 acquired (as dsm_lock_acquire), 0 held
+ * elsewhere. */
+DSM_HIDDEN int  dsm__lock_try(int id);
+
+/* ---- atomic.c: operations run at the home of the word ---------------------- */
+enum dsm_aop { DSM_AOP_LOAD = 0, DSM_AOP_STORE, DSM_AOP_XCHG, DSM_AOP_CAS,
+               DSM_AOP_FETCH_ADD, DSM_AOP_FETCH_SUB, DSM_AOP_FETCH_AND,
+               DSM_AOP_FETCH_OR, DSM_AOP_FETCH_XOR, DSM_AOP_FETCH_NAND,
+               /* on a 16-byte {generation, position} pair: */
+               DSM_AOP_WS_GRAB,    /* a gen, b count, c chunk, d guided threads:
+                                    * returns start, *r2 = size (0: used up) */
+               DSM_AOP_WS_LOAD2,   /* returns gen, *r2 = position */
+               DSM_AOP_WS_STORE2   /* gen = a, position = b */ };
+/* Run op on the word of `size` bytes at addr (in the region) at its home.
+ * CAS: b is the expected value, a the new one; returns the old value and
+ * *r2 = 1 if it swapped.  r2 may be NULL. */
+DSM_HIDDEN uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a,
+                                uint64_t b, uint64_t c, uint64_t d, uint64_t *r2);
+DSM_HIDDEN void dsm__on_atomic_req(const struct dsm_wire_hdr *h, const void *payload);
+DSM_HIDDEN void dsm__on_atomic_reply(const struct dsm_wire_hdr *h);
+
+/* ---- segment.c: memory outside the region brought under the DSM ----------- */
+/* Collective: put [addr, addr+len) (os-page aligned, e.g. an executable's
+ * .data and .bss) under the DSM, homed at node `home`.  Every node must
+ * have the same contents there (the same program image); they start as
+ * valid read-only copies.  At most one segment. */
+DSM_HIDDEN void dsm__segment_attach(void *addr, size_t len, int home);
+/* Mark the pages of [addr, addr+len) as migrating: at the first barrier
+ * where one node alone wrote such a page, that node becomes its home.  Every
+ * node must make the same calls. */
+DSM_HIDDEN void dsm__set_migrate(const void *addr, size_t len);
+/* Per thread: an alternate signal stack, so that a fault on a stack that
+ * lives in the region can be handled. */
+DSM_HIDDEN void dsm__altstack_setup(void);
 
 /* ---- alloc.c --------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__alloc_init(void);
@@ -245,7 +304,8 @@ struct dsm_stats_raw {
              bytes_fetched, pages_served, twins, diffs, diff_bytes,
              diffs_applied, invalidations, barriers, barrier_ns, barrier_msgs,
              lock_acquires, lock_wait_ns, msgs_sent, bytes_sent,
-             msgs_received, mprotect_calls;
+             msgs_received, mprotect_calls, atomics, remote_atomics, atomic_ns,
+             pages_migrated;
 };
 extern struct dsm_stats_raw dsm__st DSM_HIDDEN;
 #define DSM_STAT_ADD(field, v) \

@@ -11,6 +11,7 @@
  * interrupted a holder), send messages, and wait for replies.  It never calls
  * malloc or stdio.  Returning 1 retries the faulting access.
  */
+#include <signal.h>
 #include <sigsegv.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -79,6 +80,18 @@ int dsm__fault_init(void)
 {
     if (sigsegv_install_handler(on_sigsegv) != 0)
         return -DSM_ESYS;
+    /* Run the handler on the thread's alternate signal stack when it has
+     * one: a thread whose stack lives in the region (OpenMP shim) faults on
+     * it, and the kernel cannot push a signal frame onto a protected page. */
+    static const int sigs[] = { SIGSEGV, SIGBUS };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa;
+        if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+            sa.sa_handler != SIG_IGN) {
+            sa.sa_flags |= SA_ONSTACK;
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
     return 0;
 }
 

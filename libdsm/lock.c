@@ -32,7 +32,7 @@ struct mlock {
 static struct mlock *locks;          /* locks managed here: id / nodes */
 static size_t nlocal;
 
-struct grant_ctx { uint32_t *pages; size_t n, cap; };
+struct grant_ctx { uint32_t *pages; size_t n, cap; int busy; };
 
 int dsm__lock_init(void)
 {
@@ -101,6 +101,11 @@ void dsm__on_lock_req(const struct dsm_wire_hdr *h)
 
     if (!l->held) {
         grant(l, h->id, h->src, h->waiter, h->epoch);
+        return;
+    }
+    if (h->flags & DSM_MF_TRY) {
+        dsm__msg_send_pages(DSM_MSG_LOCK_GRANT, h->src, NULL, 0, h->id, h->waiter,
+                            DSM_MF_BUSY, 0, 0);
         return;
     }
     if (l->qn == l->qcap) {
@@ -175,31 +180,50 @@ void dsm__on_lock_grant(const struct dsm_wire_hdr *h, const void *payload)
         if (c->pages[c->n + i] >= dsm__g.npages)
             dsm__fatal("malformed LOCK_GRANT: page %u out of range", c->pages[c->n + i]);
     c->n += n;
+    if (h->flags & DSM_MF_BUSY)
+        c->busy = 1;
     if (h->flags & DSM_MF_LAST)
         dsm__waiter_complete(w);
 }
 
-void dsm_lock_acquire(int id)
+static int acquire(int id, uint16_t flags)
 {
-    struct grant_ctx ctx = { NULL, 0, 0 };
+    struct grant_ctx ctx = { NULL, 0, 0, 0 };
     uint64_t t0;
     uint32_t waiter;
     struct dsm_msg *m;
 
-    check_id("dsm_lock_acquire", id);
     t0 = dsm__now_ns();
     waiter = dsm__waiter_get(DSM_WAIT_GRANT, 1, &ctx);
     m = dsm__msg_new(DSM_MSG_LOCK_REQ, id % dsm__g.nodes, 0);
     m->hdr.id = (uint32_t)id;
     m->hdr.waiter = waiter;
+    m->hdr.flags = flags;
     dsm__msg_send(m);
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
+    if (ctx.busy) {
+        free(ctx.pages);
+        return 0;
+    }
     DSM_STAT_ADD(lock_acquires, 1);
     DSM_STAT_ADD(lock_wait_ns, dsm__now_ns() - t0);
     for (size_t i = 0; i < ctx.n; i++)
         dsm__invalidate_copy(ctx.pages[i], NULL);
     free(ctx.pages);
+    return 1;
+}
+
+void dsm_lock_acquire(int id)
+{
+    check_id("dsm_lock_acquire", id);
+    acquire(id, 0);
+}
+
+int dsm__lock_try(int id)
+{
+    check_id("omp_test_lock", id);
+    return acquire(id, DSM_MF_TRY);
 }
 
 void dsm_lock_release(int id)

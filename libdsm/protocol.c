@@ -25,13 +25,16 @@ int dsm__cmp_u32(const void *a, const void *b)
 }
 
 /* ---- requests that arrive before this node finished the barrier ---------
- * A node that left barrier k early may ask for a page before this home has
- * applied barrier k's write notices (which reset copysets).  Such a request
- * waits here until this node's epoch catches up, so that the copyset update
- * of barrier k never forgets a copy handed out after it. */
+ * A node that left barrier k early may ask for a page (or send a diff, or
+ * an atomic operation) before this home has applied barrier k's write
+ * notices (which reset copysets, and may have made this node the page's
+ * home).  Such a message waits here, payload and all, until this node's
+ * epoch catches up, so that the copyset update of barrier k never forgets a
+ * copy handed out after it. */
 struct deferred {
     struct deferred *next;
     struct dsm_wire_hdr h;
+    unsigned char payload[];
 };
 static struct deferred *dhead, **dtail = &dhead;
 
@@ -40,18 +43,29 @@ int dsm__deferred_pending(void)
     return dhead != NULL;
 }
 
-static void defer(const struct dsm_wire_hdr *h)
+static void defer(const struct dsm_wire_hdr *h, const void *payload)
 {
-    struct deferred *d = malloc(sizeof *d);
+    struct deferred *d = malloc(sizeof *d + h->len);
     if (!d)
         dsm__fatal("out of private memory deferring a request");
     d->h = *h;
+    if (h->len)
+        memcpy(d->payload, payload, h->len);
     d->next = NULL;
     *dtail = d;
     dtail = &d->next;
 }
 
+static int too_early(const struct dsm_wire_hdr *h, const void *payload)
+{
+    if (h->epoch <= __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE))
+        return 0;
+    defer(h, payload);       /* before any check: the page may not exist yet */
+    return 1;
+}
+
 static void on_page_req(const struct dsm_wire_hdr *h);
+static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl);
 
 void dsm__serve_deferred(void)
 {
@@ -63,7 +77,12 @@ void dsm__serve_deferred(void)
             *pp = d->next;
             if (!*pp)
                 dtail = pp;
-            on_page_req(&d->h);
+            if (d->h.type == DSM_MSG_PAGE_REQ)
+                on_page_req(&d->h);
+            else if (d->h.type == DSM_MSG_DIFF)
+                on_diff(&d->h, d->payload);
+            else
+                dsm__on_atomic_req(&d->h, d->payload);
             free(d);
         } else {
             pp = &d->next;
@@ -79,10 +98,8 @@ static void on_page_req(const struct dsm_wire_hdr *h)
     struct dsm_page *pg = &dsm__g.pages[p];
     struct dsm_msg *m;
 
-    if (h->epoch > __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE)) {
-        defer(h);            /* before any check: the page may not exist yet */
+    if (too_early(h, NULL))
         return;
-    }
     if (pg->state == DSM_P_UNALLOC || pg->home != dsm__g.rank)
         dsm__fatal("protocol error: rank %d asked for page %zu, which is %s here; "
                    "this is a libdsm bug or ranks made different allocations",
@@ -117,6 +134,8 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
     size_t pos = 0, ps = dsm__g.page_size;
 
+    if (too_early(h, pl))
+        return;
     while (pos < h->len) {
         struct dsm_wire_diff e;
         if (h->len - pos < sizeof e)
@@ -251,6 +270,17 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
             goto bad;
         reply_waiter(h, DSM_WAIT_GRANT);
         dsm__on_lock_grant(h, pl);
+        break;
+    case DSM_MSG_ATOMIC_REQ:
+        if (h->id >= dsm__g.npages || h->len != sizeof(struct dsm_wire_atomic))
+            goto bad;
+        if (!too_early(h, pl))
+            dsm__on_atomic_req(h, pl);
+        break;
+    case DSM_MSG_ATOMIC_REPLY:
+        if (h->len != 0)
+            goto bad;
+        dsm__on_atomic_reply(h);
         break;
     case DSM_MSG_LOCK_REL:
         if (h->id >= (uint32_t)dsm__g.cfg.max_locks ||

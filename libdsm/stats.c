@@ -60,6 +60,10 @@ static void to_public(const struct dsm_stats_raw *r, struct dsm_stats *s)
     s->bytes_sent = r->bytes_sent;
     s->msgs_received = r->msgs_received;
     s->mprotect_calls = r->mprotect_calls;
+    s->atomics = r->atomics;
+    s->remote_atomics = r->remote_atomics;
+    s->atomic_time = (double)r->atomic_ns * 1e-9;
+    s->pages_migrated = r->pages_migrated;
 }
 
 int dsm_stats_get(struct dsm_stats *out)
@@ -99,13 +103,17 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
                 ",\"diff_bytes\":%" PRIu64 ",\"diffs_applied\":%" PRIu64 ",\"invalidations\":%" PRIu64
                 ",\"barriers\":%" PRIu64 ",\"barrier_ms\":%.4f,\"msgs_per_barrier\":%.2f"
                 ",\"lock_acquires\":%" PRIu64 ",\"lock_wait_ms\":%.4f,\"msgs_sent\":%" PRIu64
-                ",\"bytes_sent\":%" PRIu64 ",\"msgs_received\":%" PRIu64 ",\"mprotect_calls\":%" PRIu64 "}\n",
+                ",\"bytes_sent\":%" PRIu64 ",\"msgs_received\":%" PRIu64 ",\"mprotect_calls\":%" PRIu64
+                ",\"atomics\":%" PRIu64 ",\"remote_atomics\":%" PRIu64 ",\"atomic_ms\":%.4f"
+                ",\"pages_migrated\":%" PRIu64 "}\n",
                 who, dsm__g.nodes, dsm__g.ops->name,
                 dsm__g.cfg.poll == DSM_POLL_SPIN ? "spin" : "adaptive", dsm__g.page_size,
                 r->read_faults, r->write_faults, r->rmr_count, rmr_ms, r->pages_fetched,
                 r->bytes_fetched, r->pages_served, r->twins, r->diffs, r->diff_bytes,
                 r->diffs_applied, r->invalidations, r->barriers, bar_ms, msgs_per_barrier, r->lock_acquires,
-                lock_ms, r->msgs_sent, r->bytes_sent, r->msgs_received, r->mprotect_calls);
+                lock_ms, r->msgs_sent, r->bytes_sent, r->msgs_received, r->mprotect_calls,
+                r->atomics, r->remote_atomics, ms_mean(r->atomic_ns, r->remote_atomics),
+                r->pages_migrated);
     } else {
         fprintf(out, "%6s %8" PRIu64 " %8" PRIu64 " %7" PRIu64 " %8.4f %8" PRIu64
                 " %9.2f %7" PRIu64 " %9.1f %8" PRIu64 " %10.4f %9.1f %7" PRIu64 " %9.4f\n",

@@ -62,6 +62,16 @@ void dsm__vm_fini(void)
 {
     struct dsm_global *g = &dsm__g;
     size_t size = g->npages << g->page_shift;
+    if (g->keep_mapped) {
+        /* The process goes on using these addresses until it exits (the
+         * OpenMP shim: a stack, the program's globals and heap).  Leave the
+         * memory where it is, readable and writable; copies keep the
+         * contents they had. */
+        mprotect(g->app, size, PROT_READ | PROT_WRITE);
+        if (g->seg_npages)
+            mprotect(g->seg_app, g->seg_bytes, PROT_READ | PROT_WRITE);
+        return;
+    }
     if (g->app) munmap(g->app, size);
     if (g->sys) munmap(g->sys, size);
     if (g->twins) munmap(g->twins, size);
@@ -70,12 +80,17 @@ void dsm__vm_fini(void)
     g->memfd = -1;
 }
 
-void dsm__vm_protect(size_t first, size_t count, int prot)
+static void protect_run(size_t first, size_t count, int prot)
 {
-    if (count == 0)
-        return;
+    size_t len = count << dsm__g.page_shift;
+    if (dsm__page_in_segment(first)) {
+        /* The segment's last page may be cut short. */
+        size_t off = (first - dsm__g.seg_first) << dsm__g.page_shift;
+        if (len > dsm__g.seg_bytes - off)
+            len = dsm__g.seg_bytes - off;
+    }
     DSM_STAT_ADD(mprotect_calls, 1);
-    if (mprotect(dsm__app_page(first), count << dsm__g.page_shift, prot) == 0)
+    if (mprotect(dsm__app_page(first), len, prot) == 0)
         return;
     if (errno == ENOMEM)
         dsm__fatal("mprotect failed with ENOMEM: this process reached the kernel's "
@@ -85,6 +100,24 @@ void dsm__vm_protect(size_t first, size_t count, int prot)
                    "as root: sysctl -w vm.max_map_count=1048576");
     dsm__fatal("mprotect(page %zu, %zu pages, prot %d) failed: %s",
                first, count, prot, strerror(errno));
+}
+
+void dsm__vm_protect(size_t first, size_t count, int prot)
+{
+    struct dsm_global *g = &dsm__g;
+    while (count) {
+        /* Split the run where it enters or leaves the attached segment. */
+        size_t n = count, s0 = g->seg_first, s1 = g->seg_first + g->seg_npages;
+        if (g->seg_npages) {
+            if (first < s0 && first + n > s0)
+                n = s0 - first;
+            else if (first >= s0 && first < s1 && first + n > s1)
+                n = s1 - first;
+        }
+        protect_run(first, n, prot);
+        first += n;
+        count -= n;
+    }
 }
 
 void dsm__vm_release(size_t first, size_t count)

@@ -28,10 +28,14 @@ enum dsm_msg_type {
     DSM_MSG_LOCK_GRANT,       /* id=lock, waiter, payload=u32 pages to invalidate */
     DSM_MSG_LOCK_REL,         /* id=lock, waiter, payload=u32 pages written */
     DSM_MSG_LOCK_REL_ACK,     /* waiter */
+    DSM_MSG_ATOMIC_REQ,       /* id=page, waiter, payload=struct dsm_wire_atomic */
+    DSM_MSG_ATOMIC_REPLY,     /* waiter, arg=result, arg2=second result */
     DSM_MSG_NTYPES
 };
 
 #define DSM_MF_LAST  0x1u     /* last chunk of a multi-message transfer */
+#define DSM_MF_TRY   0x2u     /* LOCK_REQ: do not queue; a busy lock is refused */
+#define DSM_MF_BUSY  0x4u     /* LOCK_GRANT: refused (the lock is held) */
 
 #define DSM_WRITER_MANY (-2)  /* barrier release: more than one node wrote */
 
@@ -57,6 +61,16 @@ struct dsm_wire_diff {
 struct dsm_wire_notice {
     uint32_t page;
     int32_t  writer;   /* the only writer, or DSM_WRITER_MANY */
+};
+
+/* An ATOMIC_REQ payload: one operation on the word at offset of the page,
+ * run by the home on its master copy (atomic.c). */
+struct dsm_wire_atomic {
+    uint32_t offset;
+    uint8_t  op;       /* enum dsm_aop */
+    uint8_t  size;     /* 1, 2, 4 or 8 (16 for the work-share ops) */
+    uint16_t pad;
+    uint64_t a, b, c, d;
 };
 
 #endif /* DSM_WIRE_H */

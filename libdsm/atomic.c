@@ -1,0 +1,216 @@
+/*
+ * atomic.c - remote atomic operations, run at the page's home.
+ *
+ * A DSM word is only atomic where its master copy lives: the home.  The
+ * requester sends ATOMIC_REQ (page, offset, operation, operands) and waits
+ * for ATOMIC_REPLY; the home runs the operation on its system view with the
+ * processor's atomic instructions, so remote requests (served under the
+ * progress token) and the home's own threads (which call dsm__atomic too)
+ * are atomic with respect to each other.  The home then records the page as
+ * written in this interval, so that the next barrier or lock release
+ * invalidates the copies other nodes hold.
+ *
+ * The work-share operations (WS_*) act on a 16-byte {generation, position}
+ * pair under one mutex; the OpenMP shim builds dynamic and guided schedules,
+ * single and ordered on them.
+ *
+ * Threads: dsm__atomic from any application thread; dsm__on_atomic_* under
+ * the progress token.
+ */
+#include <string.h>
+
+#include "dsm_internal.h"
+
+static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct ws_pair { uint64_t gen, pos; };
+
+struct atomic_result { uint64_t r, r2; };
+
+static int modifies(int op)
+{
+    return op != DSM_AOP_LOAD && op != DSM_AOP_WS_LOAD2;
+}
+
+#define FETCH_OPS(T, q)                                                        \
+    switch (op) {                                                              \
+    case DSM_AOP_LOAD:  return __atomic_load_n(q, __ATOMIC_SEQ_CST);           \
+    case DSM_AOP_STORE: __atomic_store_n(q, (T)a, __ATOMIC_SEQ_CST); return 0; \
+    case DSM_AOP_XCHG:  return __atomic_exchange_n(q, (T)a, __ATOMIC_SEQ_CST); \
+    case DSM_AOP_CAS: {                                                        \
+        T expected = (T)b;                                                     \
+        *r2 = __atomic_compare_exchange_n(q, &expected, (T)a, 0,               \
+                                          __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+        return expected;                                                       \
+    }                                                                          \
+    case DSM_AOP_FETCH_ADD:  return __atomic_fetch_add(q, (T)a, __ATOMIC_SEQ_CST);  \
+    case DSM_AOP_FETCH_SUB:  return __atomic_fetch_sub(q, (T)a, __ATOMIC_SEQ_CST);  \
+    case DSM_AOP_FETCH_AND:  return __atomic_fetch_and(q, (T)a, __ATOMIC_SEQ_CST);  \
+    case DSM_AOP_FETCH_OR:   return __atomic_fetch_or(q, (T)a, __ATOMIC_SEQ_CST);   \
+    case DSM_AOP_FETCH_XOR:  return __atomic_fetch_xor(q, (T)a, __ATOMIC_SEQ_CST);  \
+    case DSM_AOP_FETCH_NAND: return __atomic_fetch_nand(q, (T)a, __ATOMIC_SEQ_CST); \
+    default: break;                                                            \
+    }
+
+static uint64_t ws_op(struct ws_pair *w, int op, const struct dsm_wire_atomic *o,
+                      uint64_t *r2)
+{
+    uint64_t r = 0;
+    pthread_mutex_lock(&ws_lock);
+    switch (op) {
+    case DSM_AOP_WS_GRAB:
+        /* a: generation, b: iteration count, c: chunk, d: guided threads */
+        if (w->gen < o->a) {
+            w->gen = o->a;
+            w->pos = 0;
+        }
+        if (w->gen > o->a || w->pos >= o->b) {
+            *r2 = 0;                  /* this work-share is used up */
+            r = o->b;
+            break;
+        }
+        uint64_t rem = o->b - w->pos, sz = o->c ? o->c : 1;
+        if (o->d) {
+            uint64_t q = (rem + o->d - 1) / o->d;
+            if (q > sz)
+                sz = q;
+        }
+        if (sz > rem)
+            sz = rem;
+        r = w->pos;
+        *r2 = sz;
+        w->pos += sz;
+        break;
+    case DSM_AOP_WS_LOAD2:
+        r = w->gen;
+        *r2 = w->pos;
+        break;
+    case DSM_AOP_WS_STORE2:
+        w->gen = o->a;
+        w->pos = o->b;
+        break;
+    }
+    pthread_mutex_unlock(&ws_lock);
+    return r;
+}
+
+/* Run one operation on the master copy (system view) of page p. */
+static uint64_t exec_op(size_t p, const struct dsm_wire_atomic *o, uint64_t *r2)
+{
+    unsigned char *at = dsm__sys_page(p) + o->offset;
+    uint64_t a = o->a, b = o->b;
+    int op = o->op;
+
+    *r2 = 0;
+    if (op >= DSM_AOP_WS_GRAB)
+        return ws_op((struct ws_pair *)(void *)at, op, o, r2);
+    switch (o->size) {
+    case 1: { uint8_t *q = at;  FETCH_OPS(uint8_t, q)  break; }
+    case 2: { uint16_t *q = (uint16_t *)(void *)at; FETCH_OPS(uint16_t, q) break; }
+    case 4: { uint32_t *q = (uint32_t *)(void *)at; FETCH_OPS(uint32_t, q) break; }
+    case 8: { uint64_t *q = (uint64_t *)(void *)at; FETCH_OPS(uint64_t, q) break; }
+    }
+    dsm__fatal("internal error: atomic operation %d of size %d", op, o->size);
+}
+
+static void mark_home_write(size_t p)
+{
+    dsm__page_lock(p);
+    dsm__pt_mark_written(p);
+    dsm__page_unlock(p);
+}
+
+static int valid_op(const struct dsm_wire_atomic *o, size_t ps)
+{
+    if (o->op >= DSM_AOP_WS_GRAB && o->op <= DSM_AOP_WS_STORE2)
+        return o->size == 16 && o->offset % 16 == 0 && o->offset <= ps - 16;
+    if (o->op > DSM_AOP_FETCH_NAND)
+        return 0;
+    return (o->size == 1 || o->size == 2 || o->size == 4 || o->size == 8) &&
+           o->offset % o->size == 0 && o->offset <= ps - o->size;
+}
+
+uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uint64_t b,
+                     uint64_t c, uint64_t d, uint64_t *r2)
+{
+    struct dsm_global *g = &dsm__g;
+    struct dsm_wire_atomic o;
+    uint64_t dummy;
+    size_t p;
+
+    if (!r2)
+        r2 = &dummy;
+    if (!dsm__in_region(addr))
+        dsm__fatal("internal error: atomic operation on %p, outside the shared region", addr);
+    p = dsm__page_of(addr);
+    memset(&o, 0, sizeof o);
+    o.offset = (uint32_t)((uintptr_t)addr - (uintptr_t)dsm__app_page(p));
+    o.op = (uint8_t)op;
+    o.size = (uint8_t)size;
+    o.a = a;
+    o.b = b;
+    o.c = c;
+    o.d = d;
+    if (!valid_op(&o, g->page_size))
+        dsm__fatal("atomic operation on %p (%u bytes) is misaligned: atomic variables "
+                   "in shared memory must be aligned to their size", addr, size);
+    if (g->pages[p].state == DSM_P_UNALLOC)
+        dsm__fatal("atomic operation on %p, which is not allocated shared memory", addr);
+    DSM_STAT_ADD(atomics, 1);
+    if (g->pages[p].home == g->rank) {
+        uint64_t r = exec_op(p, &o, r2);
+        if (modifies(op))
+            mark_home_write(p);
+        return r;
+    }
+
+    struct atomic_result res = { 0, 0 };
+    uint64_t t0 = dsm__now_ns();
+    uint32_t id = dsm__waiter_get(DSM_WAIT_ATOMIC, 1, &res);
+    struct dsm_msg *m = dsm__msg_new(DSM_MSG_ATOMIC_REQ, g->pages[p].home, sizeof o);
+    m->hdr.id = (uint32_t)p;
+    m->hdr.waiter = id;
+    m->hdr.len = sizeof o;
+    memcpy(m->payload, &o, sizeof o);
+    dsm__msg_send(m);
+    dsm__waiter_wait(id);
+    dsm__waiter_put(id);
+    DSM_STAT_ADD(remote_atomics, 1);
+    DSM_STAT_ADD(atomic_ns, dsm__now_ns() - t0);
+    *r2 = res.r2;
+    return res.r;
+}
+
+void dsm__on_atomic_req(const struct dsm_wire_hdr *h, const void *payload)
+{
+    struct dsm_wire_atomic o;
+    size_t p = h->id;
+    uint64_t r, r2;
+
+    memcpy(&o, payload, sizeof o);
+    if (p >= dsm__g.npages || dsm__g.pages[p].home != dsm__g.rank ||
+        dsm__g.pages[p].state == DSM_P_UNALLOC || !valid_op(&o, dsm__g.page_size))
+        dsm__fatal("malformed ATOMIC_REQ from rank %d: page %zu is not homed here or "
+                   "operation %u of %u bytes at offset %u is invalid",
+                   h->src, p, o.op, o.size, o.offset);
+    r = exec_op(p, &o, &r2);
+    if (modifies(o.op))
+        mark_home_write(p);
+    struct dsm_msg *m = dsm__msg_new(DSM_MSG_ATOMIC_REPLY, h->src, 0);
+    m->hdr.waiter = h->waiter;
+    m->hdr.arg = r;
+    m->hdr.arg2 = r2;
+    dsm__msg_send(m);
+}
+
+void dsm__on_atomic_reply(const struct dsm_wire_hdr *h)
+{
+    struct dsm_waiter *w = dsm__waiter_at(h->waiter, DSM_WAIT_ATOMIC);
+    if (!w)
+        dsm__fatal("malformed ATOMIC_REPLY from rank %d: waiter %u is not waiting",
+                   h->src, h->waiter);
+    struct atomic_result *res = w->ctx;
+    res->r = h->arg;
+    res->r2 = h->arg2;
+    dsm__waiter_complete(w);
+}

@@ -1,0 +1,91 @@
+/*
+ * segment.c - memory outside the region brought under the DSM, first-touch
+ * page placement, and alternate signal stacks.  Used by the OpenMP shim to
+ * share a program's globals (.data/.bss) and to run stacks in the region.
+ *
+ * Threads: dsm__segment_attach and dsm__set_migrate are collective, called
+ * by the main thread of every node; dsm__altstack_setup by each thread that
+ * may fault on a stack inside the region.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "dsm_internal.h"
+
+#define ALTSTACK_SIZE (256 * 1024)
+
+void dsm__segment_attach(void *addr, size_t len, int home)
+{
+    struct dsm_global *g = &dsm__g;
+    size_t ps = g->page_size, npg = (len + ps - 1) / ps;
+    uint64_t others = 0;
+
+    if (g->seg_npages)
+        dsm__fatal("internal error: a second segment attached");
+    if ((uintptr_t)addr % g->os_page || len % g->os_page || len == 0)
+        dsm__fatal("internal error: segment %p + %zu is not page-aligned", addr, len);
+    void *q = dsm_malloc_home(npg * ps, DSM_HOME_NODE, home);
+    if (!q)
+        dsm__fatal("cannot attach %zu bytes of the program's data: the shared region "
+                   "is full; raise DSM_HEAP_SIZE", len);
+    size_t first = dsm__page_of(q);
+
+    /* Every node starts from its own image of the same program: a valid
+     * copy.  The home traps its writes, since every node holds a copy. */
+    memcpy(dsm__sys_page(first), addr, len);
+    for (int r = 0; r < g->nodes; r++)
+        if (r != home)
+            others |= (uint64_t)1 << r;
+    for (size_t p = first; p < first + npg; p++) {
+        struct dsm_page *pg = &g->pages[p];
+        dsm__page_lock(p);
+        pg->state = DSM_P_READ_ONLY;
+        pg->copyset = g->rank == home ? others : 0;
+        dsm__page_unlock(p);
+    }
+    g->seg_app = addr;
+    g->seg_bytes = len;
+    g->seg_first = first;
+    __atomic_store_n(&g->seg_npages, npg, __ATOMIC_RELEASE);
+    void *m = mmap(addr, len, PROT_READ, MAP_SHARED | MAP_FIXED, g->memfd,
+                   (off_t)(first * ps));
+    if (m != addr)
+        dsm__fatal("cannot map the shared copy of the program's data over %p "
+                   "(%zu bytes): %s", addr, len, strerror(errno));
+    dsm_barrier();
+}
+
+void dsm__set_migrate(const void *addr, size_t len)
+{
+    struct dsm_global *g = &dsm__g;
+    if (len == 0)
+        return;
+    size_t first = dsm__page_of(addr);
+    size_t last = dsm__page_of((const unsigned char *)addr + len - 1);
+    for (size_t p = first; p <= last; p++) {
+        dsm__page_lock(p);
+        g->pages[p].flags |= DSM_PF_MIGRATE;
+        dsm__page_unlock(p);
+    }
+}
+
+void dsm__altstack_setup(void)
+{
+    static __thread int done;
+    stack_t ss;
+
+    if (done)
+        return;
+    ss.ss_sp = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ss.ss_sp == MAP_FAILED)
+        dsm__fatal("cannot allocate a signal stack: %s", strerror(errno));
+    ss.ss_size = ALTSTACK_SIZE;
+    ss.ss_flags = 0;
+    if (sigaltstack(&ss, NULL) != 0)
+        dsm__fatal("sigaltstack failed: %s", strerror(errno));
+    done = 1;
+}
