@@ -25,6 +25,11 @@ void dsm__alloc_fini(void)
     dsm__ranges_destroy(&ranges);
 }
 
+size_t dsm__alloc_largest_free(void)
+{
+    return dsm__ranges_largest_free(&ranges) << dsm__g.page_shift;
+}
+
 static int home_of(enum dsm_home_policy policy, int node, size_t i, size_t count)
 {
     int n = dsm__g.nodes;

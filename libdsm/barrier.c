@@ -271,6 +271,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     uint32_t *list, waiter;
     size_t n;
 
+    dsm__notrap_mark();
     n = dsm__pt_take_marked(&list);
     dsm__flush(list, n);
     free(list);

@@ -73,7 +73,8 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 #define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_BASE, DSM_COMM, DSM_POLL, " \
-              "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US"
+              "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, and for the " \
+              "OpenMP shim DSM_THREADS_PER_RANK, DSM_STACK_SIZE, DSM_CHECK"
 
 int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                       size_t os_page, char *err, size_t errlen)
@@ -89,6 +90,10 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
     cfg->home = DSM_HOME_BLOCK;
     cfg->max_locks = DSM_DEFAULT_MAX_LOCKS;
     cfg->spin_us = DSM_DEFAULT_SPIN_US;
+    cfg->threads_per_rank = 1;
+    cfg->stack_size = DSM_DEFAULT_STACK_SIZE;
+    cfg->check_races = 0;
+    cfg->heap_size_set = 0;
     if (err && errlen)
         err[0] = '\0';
 
@@ -154,6 +159,25 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                 return fail(err, errlen,
                     "DSM_SPIN_US=%s: bad value; give microseconds from 0 to 1000000", v);
             cfg->spin_us = (unsigned)n;
+        } else if (IS("DSM_THREADS_PER_RANK")) {
+            unsigned long n;
+            if (parse_uint(v, 64, &n) || n == 0)
+                return fail(err, errlen,
+                    "DSM_THREADS_PER_RANK=%s: bad value; give a number of OpenMP threads "
+                    "per rank from 1 to 64", v);
+            cfg->threads_per_rank = (unsigned)n;
+        } else if (IS("DSM_STACK_SIZE")) {
+            size_t n;
+            if (dsm__parse_size(v, &n) || n < ((size_t)64 << 10) || n > ((size_t)1 << 32))
+                return fail(err, errlen,
+                    "DSM_STACK_SIZE=%s: bad value; give a stack size from 64K to 4G, "
+                    "e.g. DSM_STACK_SIZE=16M", v);
+            cfg->stack_size = n;
+        } else if (IS("DSM_CHECK")) {
+            if (!strcmp(v, "races")) cfg->check_races = 1;
+            else if (!strcmp(v, "0") || !strcmp(v, "none")) cfg->check_races = 0;
+            else return fail(err, errlen,
+                    "DSM_CHECK=%s: bad value; choose DSM_CHECK=races or DSM_CHECK=none", v);
         } else {
             return fail(err, errlen,
                 "unknown environment variable %.*s; libdsm knows " KNOWN
@@ -169,6 +193,7 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                 "DSM_HEAP_SIZE=%s: bad value; give a size that is a multiple of the "
                 "page size (%zu), at most 64T, e.g. DSM_HEAP_SIZE=4G", heap, cfg->page_size);
         cfg->heap_size = hs;
+        cfg->heap_size_set = 1;
     }
     if (cfg->heap_size % cfg->page_size)
         return fail(err, errlen,

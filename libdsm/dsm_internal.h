@@ -34,6 +34,7 @@ struct dsm_page {
 #define DSM_PF_EPOCH  0x04   /* written since the last barrier */
 #define DSM_PF_STALE  0x08   /* in flight, but invalidated meanwhile */
 #define DSM_PF_MIGRATE 0x10  /* home moves to the first sole writer (same on all nodes) */
+#define DSM_PF_NOTRAP  0x20  /* a stack: the home never write-protects it (segment.c) */
 
 struct dsm_global {
     int state;                       /* enum dsm_lifecycle */
@@ -286,6 +287,16 @@ DSM_HIDDEN void dsm__segment_attach(void *addr, size_t len, int home);
  * where one node alone wrote such a page, that node becomes its home.  Every
  * node must make the same calls. */
 DSM_HIDDEN void dsm__set_migrate(const void *addr, size_t len);
+/* Set by the OpenMP shim: write a name for addr ("symbol+offset") into out;
+ * 0 on success.  Used by race reports (DSM_CHECK=races). */
+extern int (*dsm__name_address)(const void *addr, char *out, size_t outlen) DSM_HIDDEN;
+/* Mark [addr, addr+len) as stacks (DSM_PF_NOTRAP): a thread may run on them,
+ * so the home never write-protects them (it could not even push the frame of
+ * the handler); instead, while another node holds a copy, the home counts
+ * them as written at every release (dsm__notrap_mark). */
+DSM_HIDDEN void dsm__set_notrap(const void *addr, size_t len);
+DSM_HIDDEN void dsm__notrap_served(size_t p);   /* on_page_req, page lock held */
+DSM_HIDDEN void dsm__notrap_mark(void);         /* at barrier and lock release */
 /* Per thread: an alternate signal stack, so that a fault on a stack that
  * lives in the region can be handled. */
 DSM_HIDDEN void dsm__altstack_setup(void);
@@ -293,6 +304,8 @@ DSM_HIDDEN void dsm__altstack_setup(void);
 /* ---- alloc.c --------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__alloc_init(void);
 DSM_HIDDEN void dsm__alloc_fini(void);
+/* Bytes of the largest free run of pages (the same on every node). */
+DSM_HIDDEN size_t dsm__alloc_largest_free(void);
 
 /* ---- fault.c --------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__fault_init(void);

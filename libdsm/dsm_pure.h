@@ -134,6 +134,11 @@ struct dsm_config {
     enum dsm_home_policy home;    /* DSM_HOME: block or cyclic */
     int      max_locks;           /* DSM_MAX_LOCKS */
     unsigned spin_us;             /* DSM_SPIN_US: adaptive polling spin phase */
+    /* Read by the OpenMP shim (ompshim(7)); parsed here with the rest. */
+    unsigned threads_per_rank;    /* DSM_THREADS_PER_RANK */
+    size_t   stack_size;          /* DSM_STACK_SIZE: each OpenMP thread's stack */
+    int      check_races;         /* DSM_CHECK=races */
+    int      heap_size_set;       /* DSM_HEAP_SIZE was given */
 };
 
 #define DSM_DEFAULT_HEAP_SIZE  ((size_t)1 << 30)            /* 1 GiB */
@@ -141,6 +146,7 @@ struct dsm_config {
 #define DSM_DEFAULT_BASE       ((uintptr_t)0x200000000000)  /* 32 TiB */
 #define DSM_DEFAULT_MAX_LOCKS  4096
 #define DSM_DEFAULT_SPIN_US    50
+#define DSM_DEFAULT_STACK_SIZE ((size_t)8 << 20)             /* 8 MiB */
 #define DSM_MAX_NODES          64   /* copysets are one 64-bit word per page */
 
 /* Fill cfg from envp (an environ-style NULL-terminated array; NULL means no

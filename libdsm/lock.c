@@ -232,6 +232,7 @@ void dsm_lock_release(int id)
     size_t n;
 
     check_id("dsm_lock_release", id);
+    dsm__notrap_mark();
     n = dsm__pt_take_marked(&list);
     dsm__flush(list, n);
     free(list);

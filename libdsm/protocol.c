@@ -108,6 +108,11 @@ static void on_page_req(const struct dsm_wire_hdr *h)
      * either lands before the protection (and is in the copy) or traps and
      * becomes a write notice that invalidates the copy at the next release. */
     dsm__page_lock(p);
+    if (pg->flags & DSM_PF_NOTRAP) {
+        dsm__notrap_served(p);
+        pg->copyset |= (uint64_t)1 << h->src;
+        goto send;
+    }
     pg->copyset |= (uint64_t)1 << h->src;
     struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_SERVE, 1);
     if (t.actions & DSM_ACT_ERROR)
@@ -116,6 +121,7 @@ static void on_page_req(const struct dsm_wire_hdr *h)
     if (t.actions & DSM_ACT_PROTECT)
         dsm__vm_protect(p, 1, dsm__page_prot(t.next));
     pg->state = t.next;
+send:
     dsm__page_unlock(p);
 
     /* Zero copy: the page goes from our system view straight into the
@@ -361,7 +367,8 @@ void dsm__flush(const uint32_t *list, size_t n)
      * write can slip in between making a page's diff and downgrading it; a
      * thread that writes meanwhile traps and waits for its page lock. */
     for (size_t i = 0; i < n; i++)
-        if (g->pages[list[i]].state == DSM_P_READ_WRITE)
+        if (g->pages[list[i]].state == DSM_P_READ_WRITE &&
+            !(g->pages[list[i]].flags & DSM_PF_NOTRAP && g->pages[list[i]].home == g->rank))
             dsm__pb_add(&pb, list[i], PROT_READ);
     dsm__pb_flush(&pb);
     for (size_t i = 0; i < n; i++) {
@@ -373,7 +380,7 @@ void dsm__flush(const uint32_t *list, size_t n)
             if (!home && pg->state == DSM_P_READ_WRITE && (pg->flags & DSM_PF_TWIN))
                 batch_add(b, p, maxp, waiter);
             struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_DOWNGRADE, home);
-            if (!(t.actions & DSM_ACT_ERROR))
+            if (!(t.actions & DSM_ACT_ERROR) && !(home && (pg->flags & DSM_PF_NOTRAP)))
                 pg->state = t.next;
             pg->flags &= (uint8_t)~(DSM_PF_MARKED | DSM_PF_TWIN);
         }

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -88,4 +89,60 @@ void dsm__altstack_setup(void)
     if (sigaltstack(&ss, NULL) != 0)
         dsm__fatal("sigaltstack failed: %s", strerror(errno));
     done = 1;
+}
+int (*dsm__name_address)(const void *, char *, size_t);
+
+/* ---- stacks: pages the home never write-protects ---- */
+
+static pthread_mutex_t served_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t *served;        /* NOTRAP pages served since their last notice */
+static size_t nserved, capserved;
+
+void dsm__set_notrap(const void *addr, size_t len)
+{
+    if (len == 0)
+        return;
+    size_t first = dsm__page_of(addr);
+    size_t last = dsm__page_of((const unsigned char *)addr + len - 1);
+    for (size_t p = first; p <= last; p++) {
+        dsm__page_lock(p);
+        dsm__g.pages[p].flags |= DSM_PF_NOTRAP;
+        dsm__page_unlock(p);
+    }
+}
+
+void dsm__notrap_served(size_t p)
+{
+    if (dsm__g.pages[p].copyset)
+        return;                 /* already listed */
+    pthread_mutex_lock(&served_mu);
+    if (nserved == capserved) {
+        size_t nc = capserved ? capserved * 2 : 64;
+        uint32_t *v = realloc(served, nc * sizeof *v);
+        if (!v)
+            dsm__fatal("out of private memory listing served stack pages");
+        served = v;
+        capserved = nc;
+    }
+    served[nserved++] = (uint32_t)p;
+    pthread_mutex_unlock(&served_mu);
+}
+
+void dsm__notrap_mark(void)
+{
+    pthread_mutex_lock(&served_mu);
+    qsort(served, nserved, sizeof *served, dsm__cmp_u32);
+    size_t k = 0;
+    for (size_t i = 0; i < nserved; i++) {
+        size_t p = served[i];
+        dsm__page_lock(p);
+        if (dsm__g.pages[p].copyset && dsm__g.pages[p].home == dsm__g.rank &&
+            (k == 0 || served[k - 1] != p)) {
+            dsm__pt_mark_written(p);
+            served[k++] = (uint32_t)p;
+        }
+        dsm__page_unlock(p);
+    }
+    nserved = k;
+    pthread_mutex_unlock(&served_mu);
 }

@@ -1,0 +1,140 @@
+/*
+ * shim.h - the OpenMP shim's internal interface (the omp-shim sources).
+ *
+ * The shim is linked into libompshim.so together with libdsm's core, so it
+ * calls libdsm's internal functions (dsm_internal.h) directly.  Nothing here
+ * is exported: the exported names are the libgomp ABI (libompshim.map).
+ */
+#ifndef OMPSHIM_SHIM_H
+#define OMPSHIM_SHIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../libdsm/dsm_internal.h"
+
+#define SHIM_HIDDEN __attribute__((visibility("hidden")))
+#define SHIM_EXPORT __attribute__((visibility("default")))
+
+#define SHIM_MAX_LOCAL 64       /* OpenMP threads on one rank */
+#define SHIM_WS_SLOTS  64       /* work-share counters, reused round-robin */
+
+/* DSM lock ids the shim reserves; omp locks and named criticals get ids from
+ * SHIM_LOCK_FIRST_FREE up (a counter at node 0). */
+enum { SHIM_LOCK_CRITICAL = 0, SHIM_LOCK_ATOMIC, SHIM_LOCK_ORDERED,
+       SHIM_LOCK_HASHED = 8,           /* 8..263: named criticals outside the DSM */
+       SHIM_LOCK_FIRST_FREE = 264 };
+
+/* Schedules, as libgomp numbers them (GOMP_loop_start's sched argument). */
+enum { SHIM_SCHED_RUNTIME = 0, SHIM_SCHED_STATIC = 1, SHIM_SCHED_DYNAMIC = 2,
+       SHIM_SCHED_GUIDED = 3, SHIM_SCHED_AUTO = 4 };
+#define SHIM_SCHED_MONOTONIC 0x80000000u
+
+/* A loop as the runtime sees it: n iterations 0..n-1, mapped back to the
+ * program's long or unsigned long long induction values. */
+struct shim_loop_desc {
+    int sched;                  /* SHIM_SCHED_* (never RUNTIME/AUTO here) */
+    int ull, up;                /* unsigned long long loop; counting up */
+    long lstart, lincr;
+    unsigned long long ustart, uincr;
+    uint64_t n, chunk;          /* chunk 0: static without a chunk size */
+};
+
+/* The shared control block: one page in the DSM, homed at node 0, written
+ * by rank 0 before a fork and read by everyone after it. */
+struct shim_ctl {
+    uint64_t seq;               /* parallel regions forked so far */
+    uint64_t done_seq;          /* the last region whose master finished */
+    void (*fn)(void *);
+    void *data;
+    uint32_t nthreads;          /* team size */
+    uint32_t tpr;               /* threads per rank in this team */
+    int32_t exit_now, status;
+    int32_t run_sched;          /* run-sched-var at the fork */
+    int32_t ws_kind;            /* combined constructs: 0, 1 loop, 2 sections */
+    uint64_t run_chunk;
+    struct shim_loop_desc loop; /* ws_kind 1 */
+    uint64_t sections;          /* ws_kind 2 */
+    void *copy_ptr;             /* single copyprivate: the winner's data */
+    uint64_t next_lock;         /* next free DSM lock id (atomic at node 0) */
+};
+
+/* Per OpenMP thread. */
+struct shim_thr {
+    int num, size;              /* omp_get_thread_num / omp_get_num_threads */
+    int level, active_level;
+    int local;                  /* index among this rank's threads */
+    int uid;                    /* unique in the job: rank * SHIM_MAX_LOCAL + local + 1 */
+    uint64_t seq;               /* region this thread is in */
+    uint32_t ws;                /* work-share constructs met in the region */
+    /* current loop */
+    struct shim_loop_desc lp;
+    uint64_t gen;               /* its work-share generation */
+    int slot, ordered;
+    uint64_t next;              /* static: next chunk index */
+    uint64_t local_pos;         /* team of one: next iteration */
+    uint64_t cur_s, cur_e;      /* current chunk (ordered) */
+    int turn;                   /* holds the ordered token */
+};
+
+struct shim_shared_ws { uint64_t gen, pos; };
+
+/* ---- start.c ---- */
+struct shim_global {
+    int active;                 /* the shim runs the program across ranks */
+    int rank, nodes, tpr;       /* tpr: DSM_THREADS_PER_RANK */
+    uintptr_t text_lo, text_hi; /* the executable's code */
+    size_t stack_size, stack_slots;
+    unsigned char **stacks;     /* per rank: stack_slots stacks */
+    struct shim_ctl *ctl;
+    struct shim_shared_ws *ws, *ord;
+    int icv_nthreads;           /* nthreads-var */
+    int icv_sched; uint64_t icv_chunk;  /* run-sched-var */
+    int icv_max_levels;
+};
+extern struct shim_global shim SHIM_HIDDEN;
+/* Run fn(arg) on the stack whose top is top (stack.c). */
+SHIM_HIDDEN void shim_call_on_stack(void (*fn)(void *), void *arg, void *top);
+SHIM_HIDDEN void *shim_stack_top(int rank, int local);
+SHIM_HIDDEN void shim_unsupported(const char *what) __attribute__((noreturn));
+
+/* ---- team.c ---- */
+SHIM_HIDDEN struct shim_thr *shim_self(void);
+SHIM_HIDDEN void shim_worker_loop(void) __attribute__((noreturn));
+SHIM_HIDDEN void shim_team_barrier(void);
+/* Fork a team running fn(data); ws_kind/loop/sections preset a work-share
+ * for the combined constructs.  Returns after the join. */
+SHIM_HIDDEN void shim_parallel(void (*fn)(void *), void *data, unsigned nthreads,
+                               int ws_kind, const struct shim_loop_desc *loop,
+                               uint64_t sections);
+SHIM_HIDDEN void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads,
+                                     int ws_kind, const struct shim_loop_desc *loop,
+                                     uint64_t sections);
+SHIM_HIDDEN void shim_parallel_end(void);
+SHIM_HIDDEN void shim_finish(int status);
+
+/* ---- loop.c ---- */
+/* Begin a work-share construct: a new generation and slot (every thread of
+ * the team calls it for every construct, in the same order). */
+SHIM_HIDDEN void shim_ws_begin(struct shim_thr *t);
+SHIM_HIDDEN void shim_loop_init(struct shim_thr *t, const struct shim_loop_desc *d,
+                                int ordered);
+/* Next chunk [a, b) of iterations; false when the loop is used up. */
+SHIM_HIDDEN bool shim_loop_next_iter(struct shim_thr *t, uint64_t *a, uint64_t *b);
+SHIM_HIDDEN void shim_ordered_pass(struct shim_thr *t);
+SHIM_HIDDEN uint64_t shim_ws_grab(struct shim_thr *t, uint64_t n, uint64_t chunk,
+                                  uint64_t guided_threads, uint64_t *size);
+
+/* ---- heap.c ---- */
+SHIM_HIDDEN void shim_heap_init(void);
+SHIM_HIDDEN void *shim_dsm_malloc(size_t size, size_t align);
+SHIM_HIDDEN void shim_dsm_free(void *p);
+SHIM_HIDDEN int  shim_in_heap(const void *p);
+
+/* ---- locks.c ---- */
+SHIM_HIDDEN int shim_new_lock_id(void);
+
+/* ---- races.c ---- */
+SHIM_HIDDEN void shim_symbols_init(void);
+
+#endif /* OMPSHIM_SHIM_H */

@@ -1,0 +1,320 @@
+/*
+ * start.c - process start-up and exit under the OpenMP shim.
+ *
+ * The shim defines __libc_start_main, so that it runs before the program's
+ * main whether it is linked in (dsmcc) or preloaded (dsmrun on a binary
+ * built with plain gcc -fopenmp).  Start-up, on every rank:
+ *   1. re-execute once with address randomisation off, so that code and
+ *      data sit at the same addresses on every rank;
+ *   2. dsm_init (MPI), then check that the addresses do match;
+ *   3. bring the executable's .data and .bss under the DSM (homed at rank 0,
+ *      moving to the first node that alone writes a page);
+ *   4. allocate the control block, the work-share counters, one stack per
+ *      OpenMP thread (homed where the thread runs) and the heap arenas;
+ *   5. rank 0 runs main on its stack in the DSM; the others serve parallel
+ *      regions (team.c) until rank 0 exits.
+ * Rank 0's exit (return from main or exit()) reaches shim_finish through
+ * on_exit, which tells the others to finish with the same status.
+ *
+ * Threads: the main thread of each process.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+struct shim_global shim;
+
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
+                        void (*)(void), void *);
+
+static main_fn program_main;
+
+struct exe_info {
+    uintptr_t base, text_lo, text_hi, data_lo, data_hi, relro_lo, relro_hi;
+    int found;
+};
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct exe_info *e = arg;
+    (void)size;
+    if (e->found)
+        return 1;
+    e->found = 1;               /* the first object is the executable */
+    e->base = info->dlpi_addr;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            if (!e->text_lo || lo < e->text_lo) e->text_lo = lo;
+            if (hi > e->text_hi) e->text_hi = hi;
+        } else if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+            if (!e->data_lo || lo < e->data_lo) e->data_lo = lo;
+            if (hi > e->data_hi) e->data_hi = hi;
+        } else if (ph->p_type == PT_GNU_RELRO) {
+            e->relro_lo = lo;
+            e->relro_hi = hi;
+        }
+    }
+    return 1;
+}
+
+/* Step 1: the addresses of a position-independent executable and of every
+ * library depend on randomisation; turn it off for this process. */
+static void maybe_reexec(char **argv)
+{
+    int pers = personality(0xffffffff);
+    if (pers == -1 || (pers & ADDR_NO_RANDOMIZE) || getenv("OMPSHIM_REEXECED"))
+        return;
+    FILE *f = fopen("/proc/sys/kernel/randomize_va_space", "r");
+    if (f) {
+        int c = fgetc(f);
+        fclose(f);
+        if (c == '0')
+            return;
+    }
+    if (personality((unsigned long)pers | ADDR_NO_RANDOMIZE) == -1)
+        return;
+    setenv("OMPSHIM_REEXECED", "1", 1);
+    execv("/proc/self/exe", argv);
+    /* Not fatal here: the address check below explains what to do. */
+    personality((unsigned long)pers);
+}
+
+/* Drop the shim from LD_PRELOAD, so that programs this one starts (a shell
+ * from system(), say) do not load it. */
+static void drop_preload(void)
+{
+    const char *v = getenv("LD_PRELOAD");
+    if (!v || !strstr(v, "libompshim"))
+        return;
+    char *copy = strdup(v), *out = calloc(1, strlen(v) + 1), *save = NULL;
+    if (!copy || !out)
+        return;
+    for (char *tok = strtok_r(copy, " :", &save); tok; tok = strtok_r(NULL, " :", &save)) {
+        if (strstr(tok, "libompshim"))
+            continue;
+        if (*out)
+            strcat(out, ":");
+        strcat(out, tok);
+    }
+    if (*out)
+        setenv("LD_PRELOAD", out, 1);
+    else
+        unsetenv("LD_PRELOAD");
+    free(copy);
+    free(out);
+}
+
+static void check_same(const char *what, uintptr_t v)
+{
+    uint64_t mn = v, mx = v;
+    MPI_Allreduce(MPI_IN_PLACE, &mn, 1, MPI_UINT64_T, MPI_MIN, dsm__g.comm);
+    MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_UINT64_T, MPI_MAX, dsm__g.comm);
+    if (mn != mx)
+        dsm__fatal("%s is not at the same address on every rank (from %#lx to %#lx): "
+                   "the OpenMP shim needs identical code and data addresses. Start the "
+                   "program with dsmrun, or turn address randomisation off (setarch -R, "
+                   "or sysctl kernel.randomize_va_space=0), or link it with -no-pie",
+                   what, (unsigned long)mn, (unsigned long)mx);
+}
+
+/* Step 3: the executable's writable data, after its RELRO part, page by
+ * page; only the pages not all zero need copying into the region. */
+static void attach_globals(const struct exe_info *e)
+{
+    size_t os = dsm__g.os_page;
+    uintptr_t lo = e->data_lo > e->relro_hi ? e->data_lo : e->relro_hi;
+    uintptr_t hi = e->data_hi;
+    lo = (lo + os - 1) & ~(uintptr_t)(os - 1);
+    hi = (hi + os - 1) & ~(uintptr_t)(os - 1);
+    if (hi <= lo)
+        return;
+    dsm__segment_attach((void *)lo, hi - lo, 0);
+    dsm__set_migrate((void *)lo, hi - lo);
+}
+
+static int parse_first_int(const char *s, int dflt)
+{
+    if (!s)
+        return dflt;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v <= 0 || v > 4096 || (*end && *end != ',' && *end != ' '))
+        dsm__fatal("OMP_NUM_THREADS=%s: bad value; give a positive number of threads", s);
+    return (int)v;
+}
+
+static void parse_schedule(const char *s)
+{
+    shim.icv_sched = SHIM_SCHED_DYNAMIC;    /* libgomp's default run-sched-var */
+    shim.icv_chunk = 1;
+    if (!s)
+        return;
+    const char *p = s;
+    if (!strncmp(p, "monotonic:", 10)) p += 10;
+    else if (!strncmp(p, "nonmonotonic:", 13)) p += 13;
+    size_t n = strcspn(p, ",");
+    if (n == 6 && !strncasecmp(p, "static", 6)) shim.icv_sched = SHIM_SCHED_STATIC, shim.icv_chunk = 0;
+    else if (n == 7 && !strncasecmp(p, "dynamic", 7)) shim.icv_sched = SHIM_SCHED_DYNAMIC;
+    else if (n == 6 && !strncasecmp(p, "guided", 6)) shim.icv_sched = SHIM_SCHED_GUIDED;
+    else if (n == 4 && !strncasecmp(p, "auto", 4)) shim.icv_sched = SHIM_SCHED_STATIC, shim.icv_chunk = 0;
+    else
+        dsm__fatal("OMP_SCHEDULE=%s: bad value; give static, dynamic, guided or auto, "
+                   "optionally followed by ,CHUNK", s);
+    if (p[n] == ',') {
+        long c = strtol(p + n + 1, NULL, 10);
+        if (c <= 0)
+            dsm__fatal("OMP_SCHEDULE=%s: bad chunk size; give a positive number", s);
+        shim.icv_chunk = (uint64_t)c;
+    }
+}
+
+void *shim_stack_top(int rank, int local)
+{
+    if ((size_t)local >= shim.stack_slots)
+        return NULL;
+    unsigned char *top = shim.stacks[rank] + (size_t)(local + 1) * shim.stack_size;
+    return (void *)((uintptr_t)(top - 64) & ~(uintptr_t)15);
+}
+
+static void setup(char **argv)
+{
+    struct exe_info e;
+    memset(&e, 0, sizeof e);
+    dl_iterate_phdr(phdr_cb, &e);
+    shim.text_lo = e.text_lo;
+    shim.text_hi = e.text_hi;
+
+    shim.rank = dsm__g.rank;
+    shim.nodes = dsm__g.nodes;
+    shim.tpr = (int)dsm__g.cfg.threads_per_rank;
+    dsm__g.keep_mapped = 1;
+
+    check_same("the executable", e.base);
+    check_same("the C library", (uintptr_t)dlsym(RTLD_DEFAULT, "printf"));
+    check_same("libompshim", (uintptr_t)&shim);
+    check_same("the main function", (uintptr_t)program_main);
+    (void)argv;
+
+    attach_globals(&e);
+
+    shim.icv_nthreads = parse_first_int(getenv("OMP_NUM_THREADS"), shim.nodes * shim.tpr);
+    parse_schedule(getenv("OMP_SCHEDULE"));
+    shim.icv_max_levels = 1;
+
+    /* Control block and work-share counters: node 0. */
+    unsigned char *c = dsm_malloc_home(2 * dsm__g.page_size, DSM_HOME_NODE, 0);
+    if (!c)
+        dsm__fatal("the shared region is too small for the shim's control block; "
+                   "raise DSM_HEAP_SIZE");
+    shim.ctl = (struct shim_ctl *)(void *)c;
+    shim.ws = (struct shim_shared_ws *)(void *)(c + dsm__g.page_size);
+    shim.ord = shim.ws + SHIM_WS_SLOTS;
+
+    /* Stacks: one per OpenMP thread a rank may run. */
+    size_t per = (size_t)(shim.icv_nthreads + shim.nodes - 1) / (size_t)shim.nodes;
+    shim.stack_slots = per > (size_t)shim.tpr ? per : (size_t)shim.tpr;
+    if (shim.stack_slots > SHIM_MAX_LOCAL)
+        shim.stack_slots = SHIM_MAX_LOCAL;
+    shim.stack_size = (dsm__g.cfg.stack_size + dsm__g.page_size - 1) & ~(dsm__g.page_size - 1);
+    shim.stacks = calloc((size_t)shim.nodes, sizeof *shim.stacks);
+    if (!shim.stacks)
+        dsm__fatal("out of private memory at start-up");
+    for (int r = 0; r < shim.nodes; r++) {
+        shim.stacks[r] = dsm_malloc_home(shim.stack_slots * shim.stack_size,
+                                         DSM_HOME_NODE, r);
+        if (!shim.stacks[r])
+            dsm__fatal("the shared region is too small for %zu stacks of %zu bytes per "
+                       "rank; lower DSM_STACK_SIZE or raise DSM_HEAP_SIZE",
+                       shim.stack_slots, shim.stack_size);
+        dsm__set_notrap(shim.stacks[r], shim.stack_slots * shim.stack_size);
+    }
+    shim_heap_init();
+    if (dsm__g.cfg.check_races)
+        shim_symbols_init();
+    if (shim.rank == 0) {
+        shim.ctl->next_lock = SHIM_LOCK_FIRST_FREE;
+        shim.ctl->seq = 0;
+    }
+    dsm_barrier();
+    shim.active = 1;
+}
+
+struct main_call { int argc; char **argv, **envp; int ret; };
+
+static void call_main(void *arg)
+{
+    struct main_call *m = arg;
+    m->ret = program_main(m->argc, m->argv, m->envp);
+}
+
+static void on_rank0_exit(int status, void *arg)
+{
+    (void)arg;
+    shim_finish(status);
+}
+
+static int shim_main(int argc, char **argv, char **envp)
+{
+    if (!getenv("DSM_HEAP_SIZE"))
+        setenv("DSM_HEAP_SIZE", "8G", 1);
+    drop_preload();
+    dsm_init(&argc, &argv);
+    setup(argv);
+    if (shim.rank != 0)
+        shim_worker_loop();
+
+    struct main_call m = { argc, argv, envp, 0 };
+    on_exit(on_rank0_exit, NULL);
+    dsm__altstack_setup();
+    shim_self();
+    shim_call_on_stack(call_main, &m, shim_stack_top(0, 0));
+    return m.ret;
+}
+
+/* Preloaded into a program that is not an OpenMP one (a shell, setarch,
+ * env on the way to the real program): stay out of its way. */
+static int wanted(void)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    if (!pre || !strstr(pre, "libompshim"))
+        return 1;               /* linked in by dsmcc */
+    for (struct link_map *m = _r_debug.r_map; m; m = m->l_next)
+        if (m->l_name && strstr(m->l_name, "libgomp"))
+            return 1;
+    return 0;
+}
+
+SHIM_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
+                                  void (*init)(void), void (*fini)(void),
+                                  void (*rtld_fini)(void), void *stack_end)
+{
+    start_fn real = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+    if (!real) {
+        fprintf(stderr, "libompshim: cannot find the C library's __libc_start_main\n");
+        _exit(127);
+    }
+    program_main = main;
+    if (!wanted())
+        return real(main, argc, argv, init, fini, rtld_fini, stack_end);
+    maybe_reexec(argv);
+    return real(shim_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+void shim_unsupported(const char *what)
+{
+    dsm__fatal("the program called %s, which the OpenMP shim does not support "
+               "(see ompshim(7) for what is supported); run it with stock libgomp "
+               "on one node instead", what);
+}

@@ -1,0 +1,371 @@
+/*
+ * team.c - parallel regions: fork, join, the team barrier, and the threads
+ * of one rank.
+ *
+ * Fork (rank 0): write the region (function, data, team size, any preset
+ * work-share) into the control block, then a DSM barrier: a release for
+ * everything rank 0 wrote before it and an acquire for the others, who are
+ * waiting in the same barrier (shim_worker_loop).  Rank r runs thread numbers
+ * r*tpr .. r*tpr+tpr-1 (those below the team size): thread r*tpr on its main
+ * thread, the others on helper pthreads, each on its own stack in the DSM.
+ * The team barrier is a node-local barrier whose last thread makes the DSM
+ * barrier.  Join: every rank's threads finish, then one more DSM barrier.
+ * A rank with no thread in the team still takes part in every DSM barrier
+ * until the control block says the region's master has finished.
+ *
+ * Nested parallel regions run as teams of one thread.
+ *
+ * Threads: shim_parallel* on the thread that meets the construct (rank 0, or
+ * any thread inside a region for nested ones); shim_worker_loop on the main
+ * thread of ranks other than 0; helpers in helper_main.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+static __thread struct shim_thr *cur;
+
+/* This rank's part of the current team. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t gen;               /* bumped at each region start */
+    int count;                  /* local threads in the region */
+    int base;                   /* thread number of local thread 0 */
+    int size;                   /* team size */
+    uint64_t seq;
+    void (*fn)(void *);
+    void *data;
+    int ws_kind;
+    struct shim_loop_desc loop;
+    int finished;
+    int arrived;
+    uint64_t bgen;
+    int helpers;
+} L = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+struct shim_thr *shim_self(void)
+{
+    if (dsm__likely(cur != NULL))
+        return cur;
+    cur = calloc(1, sizeof *cur);
+    if (!cur)
+        dsm__fatal("out of private memory for a thread");
+    cur->size = 1;
+    cur->uid = shim.rank * SHIM_MAX_LOCAL + 1;
+    return cur;
+}
+
+static void enter_member(struct shim_thr *t, int local)
+{
+    t->num = L.base + local;
+    t->size = L.size;
+    t->level = 1;
+    t->active_level = L.size > 1;
+    t->local = local;
+    t->uid = shim.rank * SHIM_MAX_LOCAL + local + 1;
+    t->seq = L.seq;
+    t->ws = 0;
+    t->turn = 0;
+    if (L.ws_kind) {
+        shim_ws_begin(t);
+        shim_loop_init(t, &L.loop, 0);
+    }
+}
+
+static void leave_member(struct shim_thr *t)
+{
+    t->num = 0;
+    t->size = 1;
+    t->level = 0;
+    t->active_level = 0;
+}
+
+struct member_call { void (*fn)(void *); void *data; };
+
+static void call_member(void *arg)
+{
+    struct member_call *m = arg;
+    m->fn(m->data);
+}
+
+/* Run fn(data) on this thread's stack in the DSM (if it has one). */
+static void run_on_own_stack(int local, void (*fn)(void *), void *data)
+{
+    void *top = shim_stack_top(shim.rank, local);
+    struct member_call m = { fn, data };
+    if (top)
+        shim_call_on_stack(call_member, &m, top);
+    else
+        fn(data);
+}
+
+static void *helper_main(void *arg)
+{
+    int local = (int)(intptr_t)arg;
+    uint64_t seen = 0;
+    struct shim_thr *t = shim_self();
+
+    dsm__altstack_setup();
+    pthread_mutex_lock(&L.mu);
+    seen = L.gen - (local < L.count ? 1 : 0);
+    for (;;) {
+        while (L.gen == seen)
+            pthread_cond_wait(&L.cv, &L.mu);
+        seen = L.gen;
+        if (local >= L.count)
+            continue;
+        enter_member(t, local);
+        void (*fn)(void *) = L.fn;
+        void *data = L.data;
+        pthread_mutex_unlock(&L.mu);
+        run_on_own_stack(local, fn, data);
+        pthread_mutex_lock(&L.mu);
+        leave_member(t);
+        L.finished++;
+        pthread_cond_broadcast(&L.cv);
+    }
+    return NULL;
+}
+
+/* Start this rank's threads of the region described by the arguments;
+ * the calling thread becomes local thread 0. */
+static void local_start(int count, int base, int size, uint64_t seq, void (*fn)(void *),
+                        void *data, int ws_kind, const struct shim_loop_desc *loop)
+{
+    pthread_mutex_lock(&L.mu);
+    L.count = count;
+    L.base = base;
+    L.size = size;
+    L.seq = seq;
+    L.fn = fn;
+    L.data = data;
+    L.ws_kind = ws_kind;
+    if (ws_kind)
+        L.loop = *loop;
+    L.finished = 0;
+    L.arrived = 0;
+    while (L.helpers < count - 1) {
+        pthread_t th;
+        L.helpers++;
+        if (pthread_create(&th, NULL, helper_main, (void *)(intptr_t)L.helpers) != 0)
+            dsm__fatal("cannot start OpenMP thread %d on rank %d", base + L.helpers, shim.rank);
+        pthread_detach(th);
+    }
+    L.gen++;
+    pthread_cond_broadcast(&L.cv);
+    enter_member(shim_self(), 0);
+    pthread_mutex_unlock(&L.mu);
+}
+
+/* Wait for this rank's other threads to finish the region. */
+static void local_join(void)
+{
+    pthread_mutex_lock(&L.mu);
+    while (L.finished < L.count - 1)
+        pthread_cond_wait(&L.cv, &L.mu);
+    pthread_mutex_unlock(&L.mu);
+    leave_member(shim_self());
+}
+
+void shim_team_barrier(void)
+{
+    struct shim_thr *t = shim_self();
+    if (t->size == 1 || t->level != 1)
+        return;
+    if (L.count == 1) {
+        dsm_barrier();
+        return;
+    }
+    pthread_mutex_lock(&L.mu);
+    uint64_t my = L.bgen;
+    if (++L.arrived == L.count) {
+        L.arrived = 0;
+        pthread_mutex_unlock(&L.mu);
+        dsm_barrier();      /* the others wait below, off shared memory */
+        pthread_mutex_lock(&L.mu);
+        L.bgen++;
+        pthread_cond_broadcast(&L.cv);
+    } else {
+        while (L.bgen == my)
+            pthread_cond_wait(&L.cv, &L.mu);
+    }
+    pthread_mutex_unlock(&L.mu);
+}
+
+/* ---- nested regions: teams of one ---- */
+
+struct saved { struct shim_thr t; struct saved *prev; int level; };
+static __thread struct saved *saved_top;
+
+static void serial_start(int ws_kind, const struct shim_loop_desc *loop)
+{
+    struct shim_thr *t = shim_self();
+    struct saved *s = malloc(sizeof *s);
+    if (!s)
+        dsm__fatal("out of private memory for a nested parallel region");
+    s->t = *t;
+    s->prev = saved_top;
+    saved_top = s;
+    t->num = 0;
+    t->size = 1;
+    t->level++;
+    s->level = t->level;
+    t->ws = 0;
+    t->turn = 0;
+    if (ws_kind) {
+        shim_ws_begin(t);
+        shim_loop_init(t, loop, 0);
+    }
+}
+
+static void serial_end(void)
+{
+    struct saved *s = saved_top;
+    saved_top = s->prev;
+    *shim_self() = s->t;
+    free(s);
+}
+
+/* ---- fork and join on rank 0 ---- */
+
+static int team_shape(unsigned nthreads, unsigned *tpr)
+{
+    unsigned n = nthreads ? nthreads : (unsigned)shim.icv_nthreads;
+    unsigned t = (n + (unsigned)shim.nodes - 1) / (unsigned)shim.nodes;
+    if (t < (unsigned)shim.tpr)
+        t = (unsigned)shim.tpr;
+    if (t > SHIM_MAX_LOCAL)
+        t = SHIM_MAX_LOCAL;
+    if (n > t * (unsigned)shim.nodes)
+        n = t * (unsigned)shim.nodes;        /* the thread limit */
+    *tpr = t;
+    return (int)n;
+}
+
+void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int ws_kind,
+                         const struct shim_loop_desc *loop, uint64_t sections)
+{
+    struct shim_thr *t = shim_self();
+    struct shim_loop_desc sec;
+    unsigned tpr;
+
+    if (ws_kind == 2) {
+        memset(&sec, 0, sizeof sec);
+        sec.sched = SHIM_SCHED_DYNAMIC;
+        sec.up = 1;
+        sec.lstart = 0;
+        sec.lincr = 1;
+        sec.n = sections;
+        sec.chunk = 1;
+        loop = &sec;
+    }
+    if (!shim.active || t->level > 0 || shim.rank != 0) {
+        serial_start(ws_kind, loop);
+        return;
+    }
+    int n = team_shape(nthreads, &tpr);
+    struct shim_ctl *c = shim.ctl;
+    c->fn = fn;
+    c->data = data;
+    c->nthreads = (uint32_t)n;
+    c->tpr = tpr;
+    c->run_sched = shim.icv_sched;
+    c->run_chunk = shim.icv_chunk;
+    c->ws_kind = ws_kind;
+    if (ws_kind)
+        c->loop = *loop;
+    uint64_t seq = c->seq + 1;
+    c->seq = seq;
+    if (n == 1) {
+        /* One thread: no other rank takes part. */
+        local_start(1, 0, 1, seq, fn, data, ws_kind, loop);
+        return;
+    }
+    dsm_barrier();
+    local_start(n < (int)tpr ? n : (int)tpr, 0, n, seq, fn, data, ws_kind, loop);
+}
+
+void shim_parallel_end(void)
+{
+    struct shim_thr *t = shim_self();
+    if (saved_top && saved_top->level == t->level) {
+        serial_end();
+        return;
+    }
+    int size = t->size;
+    local_join();
+    if (size == 1)
+        return;
+    shim.ctl->done_seq = L.seq;
+    dsm_barrier();
+}
+
+void shim_parallel(void (*fn)(void *), void *data, unsigned nthreads, int ws_kind,
+                   const struct shim_loop_desc *loop, uint64_t sections)
+{
+    shim_parallel_start(fn, data, nthreads, ws_kind, loop, sections);
+    fn(data);
+    shim_parallel_end();
+}
+
+/* ---- the other ranks ---- */
+
+void shim_worker_loop(void)
+{
+    struct shim_ctl *c = shim.ctl;
+    uint64_t last = 0;
+
+    dsm__altstack_setup();
+    shim_self();
+    for (;;) {
+        dsm_barrier();
+        if (c->exit_now) {
+            int status = c->status;
+            dsm_finalize();
+            exit(status);
+        }
+        if (c->seq == last)
+            dsm__fatal("internal error: a barrier outside any parallel region "
+                       "(region %lu)", (unsigned long)last);
+        last = c->seq;
+        void (*fn)(void *) = c->fn;
+        void *data = c->data;
+        int n = (int)c->nthreads, tpr = (int)c->tpr, ws_kind = c->ws_kind;
+        struct shim_loop_desc loop = c->loop;
+        shim.icv_sched = c->run_sched;
+        shim.icv_chunk = c->run_chunk;
+        int first = shim.rank * tpr;
+        int count = n - first < tpr ? n - first : tpr;
+        if (count <= 0) {
+            /* No thread here: take part in the team's barriers until the
+             * join, which follows the master's finishing. */
+            do
+                dsm_barrier();
+            while (c->done_seq != last && !c->exit_now);
+            continue;
+        }
+        local_start(count, first, n, last, fn, data, ws_kind, &loop);
+        run_on_own_stack(0, fn, data);
+        local_join();
+        dsm_barrier();
+    }
+}
+
+void shim_finish(int status)
+{
+    struct shim_thr *t = shim_self();
+    if (!shim.active)
+        return;
+    if (t->level > 0)
+        dsm__fatal("exit(%d) was called inside a parallel region; the OpenMP shim "
+                   "can only end the program from sequential code", status);
+    shim.ctl->status = status;
+    shim.ctl->exit_now = 1;
+    dsm_barrier();
+    shim.active = 0;
+    dsm_finalize();
+}
