@@ -273,7 +273,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
 
     dsm__notrap_mark();
     n = dsm__pt_take_marked(&list);
-    dsm__flush(list, n);
+    dsm__flush(list, n, 1);
     free(list);
 
     n = dsm__pt_copy_epoch(&list);

@@ -230,7 +230,7 @@ DSM_HIDDEN void dsm__fetch_page(size_t p);
 DSM_HIDDEN void dsm__page_arrived(size_t p, uint32_t waiter);
 /* Send diffs of the dirty pages among list to their homes, wait for the acks,
  * downgrade every page of list (write-protect) and drop twins. */
-DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n);
+DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n, int at_barrier);
 /* Invalidate page p here if it is a copy (not home); flushes own writes first. */
 DSM_HIDDEN void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb);
 DSM_HIDDEN void dsm__serve_deferred(void);
@@ -276,6 +276,14 @@ DSM_HIDDEN uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint
                                 uint64_t b, uint64_t c, uint64_t d, uint64_t *r2);
 DSM_HIDDEN void dsm__on_atomic_req(const struct dsm_wire_hdr *h, const void *payload);
 DSM_HIDDEN void dsm__on_atomic_reply(const struct dsm_wire_hdr *h);
+
+/* ---- races.c: DSM_CHECK=races -------------------------------------------- */
+/* A diff of page p from writer, flushed at a barrier of interval epoch. */
+DSM_HIDDEN void dsm__race_diff(size_t p, uint32_t epoch, int writer, const void *diff,
+                               size_t len);
+/* This home's own writes to p (twin against system view), at a barrier. */
+DSM_HIDDEN void dsm__race_home(size_t p);
+DSM_HIDDEN uint64_t dsm__races_found(void);
 
 /* ---- segment.c: memory outside the region brought under the DSM ----------- */
 /* Collective: put [addr, addr+len) (os-page aligned, e.g. an executable's

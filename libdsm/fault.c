@@ -52,6 +52,12 @@ static int handle(size_t p)
         dsm__fetch_page(p);
         return 1;   /* a write faults again, on READ_ONLY, and upgrades */
     }
+    if (home && (t.actions & DSM_ACT_MARK) && g->cfg.check_races &&
+        !(pg->flags & (DSM_PF_TWIN | DSM_PF_NOTRAP))) {
+        /* DSM_CHECK=races: the home diffs its own writes too (races.c). */
+        memcpy(dsm__twin_page(p), dsm__sys_page(p), g->page_size);
+        pg->flags |= DSM_PF_TWIN;
+    }
     if (t.actions & DSM_ACT_TWIN) {
         memcpy(dsm__twin_page(p), dsm__sys_page(p), g->page_size);
         pg->flags |= DSM_PF_TWIN;

@@ -7,6 +7,7 @@
  * handler, and finally the communication thread.  dsm_finalize undoes it
  * after a last barrier.  Both run on one thread of each process.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -123,6 +124,9 @@ int dsm_finalize(void)
     MPI_Barrier(g->comm);
     if (g->cfg.stats != DSM_STATS_OFF)
         dsm__stats_print_all(stdout, g->cfg.stats == DSM_STATS_JSON);
+    if (g->cfg.check_races && dsm__races_found() > 10)
+        fprintf(stderr, "libdsm[rank %d]: DSM_CHECK=races: %lu races found here in "
+                "all (the first 10 shown)\n", g->rank, (unsigned long)dsm__races_found());
     g->state = DSM_STATE_FINALIZED;
     dsm__fault_fini();
     dsm__vm_fini();

@@ -234,7 +234,7 @@ void dsm_lock_release(int id)
     check_id("dsm_lock_release", id);
     dsm__notrap_mark();
     n = dsm__pt_take_marked(&list);
-    dsm__flush(list, n);
+    dsm__flush(list, n, 0);
     free(list);
 
     n = dsm__pt_copy_epoch(&list);

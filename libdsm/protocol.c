@@ -17,6 +17,7 @@
 #include "dsm_internal.h"
 
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int flushing_for_barrier;     /* DSM_CHECK=races */
 
 int dsm__cmp_u32(const void *a, const void *b)
 {
@@ -152,6 +153,8 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
             dsm__g.pages[e.page].state == DSM_P_UNALLOC || e.len > h->len - pos)
             dsm__fatal("malformed DIFF message from rank %d: page %u is not homed here "
                        "or the diff overruns the message", h->src, e.page);
+        if (h->flags & DSM_MF_BARRIER)
+            dsm__race_diff(e.page, h->epoch, h->src, pl + pos, e.len);
         if (dsm__diff_apply(dsm__sys_page(e.page), ps, pl + pos, e.len) < 0)
             dsm__fatal("malformed diff from rank %d for page %u", h->src, e.page);
         pos += e.len;
@@ -332,6 +335,8 @@ static void batch_add(struct diff_batch *b, size_t p, size_t maxp, uint32_t wait
     if (!b[home].m) {
         b[home].m = dsm__msg_new(DSM_MSG_DIFF, home, maxp);
         b[home].m->hdr.len = 0;
+        if (flushing_for_barrier)
+            b[home].m->hdr.flags |= DSM_MF_BARRIER;
     }
     struct dsm_msg *m = b[home].m;
     size_t len = dsm__diff_make(dsm__twin_page(p), dsm__sys_page(p), ps,
@@ -348,7 +353,7 @@ static void batch_add(struct diff_batch *b, size_t p, size_t maxp, uint32_t wait
     DSM_STAT_ADD(diff_bytes, len);
 }
 
-void dsm__flush(const uint32_t *list, size_t n)
+void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
 {
     struct dsm_global *g = &dsm__g;
     struct dsm_protect_batch pb = { 0, 0, 0 };
@@ -363,6 +368,7 @@ void dsm__flush(const uint32_t *list, size_t n)
         dsm__fatal("out of private memory flushing %zu pages", n);
     waiter = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
     pthread_mutex_lock(&flush_lock);
+    flushing_for_barrier = at_barrier && dsm__g.cfg.check_races;
     /* Write-protect every written page first (runs coalesced), so that no
      * write can slip in between making a page's diff and downgrading it; a
      * thread that writes meanwhile traps and waits for its page lock. */
@@ -379,6 +385,8 @@ void dsm__flush(const uint32_t *list, size_t n)
         if (pg->flags & DSM_PF_MARKED) {
             if (!home && pg->state == DSM_P_READ_WRITE && (pg->flags & DSM_PF_TWIN))
                 batch_add(b, p, maxp, waiter);
+            if (home && (pg->flags & DSM_PF_TWIN) && at_barrier)
+                dsm__race_home(p);      /* DSM_CHECK=races twins home pages */
             struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_DOWNGRADE, home);
             if (!(t.actions & DSM_ACT_ERROR) && !(home && (pg->flags & DSM_PF_NOTRAP)))
                 pg->state = t.next;
@@ -386,6 +394,7 @@ void dsm__flush(const uint32_t *list, size_t n)
         }
         dsm__page_unlock(p);
     }
+    flushing_for_barrier = 0;
     pthread_mutex_unlock(&flush_lock);
     for (int r = 0; r < g->nodes; r++)
         if (b[r].m)

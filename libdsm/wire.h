@@ -36,6 +36,7 @@ enum dsm_msg_type {
 #define DSM_MF_LAST  0x1u     /* last chunk of a multi-message transfer */
 #define DSM_MF_TRY   0x2u     /* LOCK_REQ: do not queue; a busy lock is refused */
 #define DSM_MF_BUSY  0x4u     /* LOCK_GRANT: refused (the lock is held) */
+#define DSM_MF_BARRIER 0x8u   /* DIFF: flushed at a barrier (DSM_CHECK=races) */
 
 #define DSM_WRITER_MANY (-2)  /* barrier release: more than one node wrote */
 

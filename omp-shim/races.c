@@ -44,6 +44,19 @@ static int name_address(const void *addr, char *out, size_t outlen)
 {
     uintptr_t a = (uintptr_t)addr;
     size_t lo = 0, hi = nsyms;
+    for (int r = 0; r < shim.nodes; r++) {
+        uintptr_t s = (uintptr_t)shim.stacks[r], len = shim.stack_slots * shim.stack_size;
+        if (a >= s && a - s < len) {
+            size_t slot = (a - s) / shim.stack_size;
+            snprintf(out, outlen, "a variable on the stack of rank %d's thread %zu%s",
+                     r, slot, r == 0 && slot == 0 ? ", main's stack" : "");
+            return 0;
+        }
+    }
+    if (shim_in_heap(addr)) {
+        snprintf(out, outlen, "heap memory");
+        return 0;
+    }
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (syms[mid].lo <= a)
