@@ -19,12 +19,22 @@ SHIM_EXPORT int omp_get_thread_num(void) { return shim_self()->num; }
 SHIM_EXPORT int omp_get_num_threads(void) { return shim_self()->size; }
 SHIM_EXPORT int omp_get_max_threads(void)
 {
+    struct shim_thr *t = shim_self();
+    if (t->level > 0 && t->icv_nthreads)
+        return t->icv_nthreads;
     return shim.icv_nthreads ? shim.icv_nthreads : 1;
 }
 
+/* Outside any region: the program's value (rank 0's, handed to the team at
+ * each fork).  Inside one: this thread's own, until the region ends. */
 SHIM_EXPORT void omp_set_num_threads(int n)
 {
-    if (n > 0)
+    struct shim_thr *t = shim_self();
+    if (n <= 0)
+        return;
+    if (t->level > 0)
+        t->icv_nthreads = n;
+    else
         shim.icv_nthreads = n;
 }
 
@@ -48,32 +58,47 @@ SHIM_EXPORT int omp_get_thread_limit(void) { return SHIM_MAX_LOCAL * (shim.nodes
 SHIM_EXPORT int omp_get_ancestor_thread_num(int level)
 {
     struct shim_thr *t = shim_self();
+    int num, size;
     if (level == t->level)
         return t->num;
-    if (level >= 0 && level < t->level)
-        return 0;          /* inner teams have one thread; level 0 is thread 0 */
+    if (level == 0)
+        return 0;
+    if (level > 0 && level < t->level && shim_outer(level, &num, &size) == 0)
+        return num;
     return -1;
 }
 
 SHIM_EXPORT int omp_get_team_size(int level)
 {
     struct shim_thr *t = shim_self();
+    int num, size;
     if (level == t->level)
         return t->size;
     if (level == 0)
         return 1;
-    if (level > 0 && level < t->level)
-        return level == 1 ? -1 : 1;
+    if (level > 0 && level < t->level && shim_outer(level, &num, &size) == 0)
+        return size;
     return -1;
 }
 
+/* As libgomp: the kind is kept as given (with the monotonic modifier);
+ * auto keeps the chunk size it had. */
 SHIM_EXPORT void omp_set_schedule(int kind, int chunk)
 {
-    int k = kind & 0x7fffffff;      /* drop the monotonic modifier */
-    if (k < 1 || k > 4)
+    switch (kind & 0x7fffffff) {
+    case SHIM_SCHED_STATIC:
+        shim.icv_chunk = chunk < 1 ? 0 : (uint64_t)chunk;
+        break;
+    case SHIM_SCHED_DYNAMIC:
+    case SHIM_SCHED_GUIDED:
+        shim.icv_chunk = chunk < 1 ? 1 : (uint64_t)chunk;
+        break;
+    case SHIM_SCHED_AUTO:
+        break;
+    default:
         return;
-    shim.icv_sched = k == 4 ? SHIM_SCHED_STATIC : k;
-    shim.icv_chunk = chunk > 0 ? (uint64_t)chunk : (k == 1 || k == 4 ? 0 : 1);
+    }
+    shim.icv_sched = kind;
 }
 
 SHIM_EXPORT void omp_get_schedule(int *kind, int *chunk)

@@ -55,7 +55,7 @@ void shim_loop_init(struct shim_thr *t, const struct shim_loop_desc *d, int orde
 {
     t->lp = *d;
     if (t->lp.sched == SHIM_SCHED_RUNTIME) {
-        t->lp.sched = shim.icv_sched;
+        t->lp.sched = (int)((unsigned)shim.icv_sched & ~SHIM_SCHED_MONOTONIC);
         t->lp.chunk = shim.icv_chunk;
     }
     if (t->lp.sched == SHIM_SCHED_AUTO) {

@@ -57,6 +57,8 @@ struct shim_ctl {
     uint64_t sections;          /* ws_kind 2 */
     void *copy_ptr;             /* single copyprivate: the winner's data */
     uint64_t next_lock;         /* next free DSM lock id (atomic at node 0) */
+    int32_t icv_nthreads;       /* nthreads-var the team inherits */
+    int32_t pad;
 };
 
 /* Per OpenMP thread. */
@@ -75,6 +77,7 @@ struct shim_thr {
     uint64_t local_pos;         /* team of one: next iteration */
     uint64_t cur_s, cur_e;      /* current chunk (ordered) */
     int turn;                   /* holds the ordered token */
+    int icv_nthreads;           /* set inside a region: this thread's nthreads-var */
 };
 
 struct shim_shared_ws { uint64_t gen, pos; };
@@ -91,6 +94,9 @@ struct shim_global {
     int icv_nthreads;           /* nthreads-var */
     int icv_sched; uint64_t icv_chunk;  /* run-sched-var */
     int icv_max_levels;
+    size_t tls_size;            /* the executable's TLS (threadprivate) block */
+    void *tls_main;             /* ... of the main thread */
+    unsigned char *tls_image;   /* rank 0's copy at each fork, in the DSM */
 };
 extern struct shim_global shim SHIM_HIDDEN;
 /* Run fn(arg) on the stack whose top is top (stack.c). */
@@ -112,6 +118,9 @@ SHIM_HIDDEN void shim_parallel_start(void (*fn)(void *), void *data, unsigned nt
                                      uint64_t sections);
 SHIM_HIDDEN void shim_parallel_end(void);
 SHIM_HIDDEN void shim_finish(int status);
+/* Thread number and team size of the enclosing team at `level` (below the
+ * current one); 0 if found. */
+SHIM_HIDDEN int shim_outer(int level, int *num, int *size);
 
 /* ---- loop.c ---- */
 /* Begin a work-share construct: a new generation and slot (every thread of

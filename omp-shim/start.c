@@ -41,6 +41,8 @@ static main_fn program_main;
 
 struct exe_info {
     uintptr_t base, text_lo, text_hi, data_lo, data_hi, relro_lo, relro_hi;
+    size_t tls_size;
+    void *tls_data;
     int found;
 };
 
@@ -52,6 +54,7 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
         return 1;
     e->found = 1;               /* the first object is the executable */
     e->base = info->dlpi_addr;
+    e->tls_data = info->dlpi_tls_data;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
@@ -61,6 +64,8 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
         } else if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
             if (!e->data_lo || lo < e->data_lo) e->data_lo = lo;
             if (hi > e->data_hi) e->data_hi = hi;
+        } else if (ph->p_type == PT_TLS) {
+            e->tls_size = ph->p_memsz;
         } else if (ph->p_type == PT_GNU_RELRO) {
             e->relro_lo = lo;
             e->relro_hi = hi;
@@ -162,13 +167,14 @@ static void parse_schedule(const char *s)
     if (!s)
         return;
     const char *p = s;
-    if (!strncmp(p, "monotonic:", 10)) p += 10;
+    int mono = 0;
+    if (!strncmp(p, "monotonic:", 10)) p += 10, mono = 1;
     else if (!strncmp(p, "nonmonotonic:", 13)) p += 13;
     size_t n = strcspn(p, ",");
     if (n == 6 && !strncasecmp(p, "static", 6)) shim.icv_sched = SHIM_SCHED_STATIC, shim.icv_chunk = 0;
     else if (n == 7 && !strncasecmp(p, "dynamic", 7)) shim.icv_sched = SHIM_SCHED_DYNAMIC;
     else if (n == 6 && !strncasecmp(p, "guided", 6)) shim.icv_sched = SHIM_SCHED_GUIDED;
-    else if (n == 4 && !strncasecmp(p, "auto", 4)) shim.icv_sched = SHIM_SCHED_STATIC, shim.icv_chunk = 0;
+    else if (n == 4 && !strncasecmp(p, "auto", 4)) shim.icv_sched = SHIM_SCHED_AUTO;
     else
         dsm__fatal("OMP_SCHEDULE=%s: bad value; give static, dynamic, guided or auto, "
                    "optionally followed by ,CHUNK", s);
@@ -178,6 +184,8 @@ static void parse_schedule(const char *s)
             dsm__fatal("OMP_SCHEDULE=%s: bad chunk size; give a positive number", s);
         shim.icv_chunk = (uint64_t)c;
     }
+    if (mono)
+        shim.icv_sched = (int)((unsigned)shim.icv_sched | SHIM_SCHED_MONOTONIC);
 }
 
 void *shim_stack_top(int rank, int local)
@@ -239,6 +247,15 @@ static void setup(char **argv)
                        "rank; lower DSM_STACK_SIZE or raise DSM_HEAP_SIZE",
                        shim.stack_slots, shim.stack_size);
         dsm__set_notrap(shim.stacks[r], shim.stack_slots * shim.stack_size);
+    }
+    if (e.tls_size && e.tls_data) {
+        check_same("the main thread's threadprivate variables", (uintptr_t)e.tls_data);
+        shim.tls_size = e.tls_size;
+        shim.tls_main = e.tls_data;
+        shim.tls_image = dsm_malloc_home(e.tls_size, DSM_HOME_NODE, 0);
+        if (!shim.tls_image)
+            dsm__fatal("no room in the shared region for %zu bytes of threadprivate "
+                       "data; raise DSM_HEAP_SIZE", e.tls_size);
     }
     shim_heap_init();
     if (dsm__g.cfg.check_races)

@@ -44,7 +44,8 @@ static struct {
     int finished;
     int arrived;
     uint64_t bgen;
-    int helpers;
+    int member0;                /* the calling thread is local thread 0 */
+    unsigned char started[SHIM_MAX_LOCAL];   /* helper pthreads running */
 } L = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 struct shim_thr *shim_self(void)
@@ -78,6 +79,7 @@ static void enter_member(struct shim_thr *t, int local)
 
 static void leave_member(struct shim_thr *t)
 {
+    t->icv_nthreads = 0;
     t->num = 0;
     t->size = 1;
     t->level = 0;
@@ -111,7 +113,7 @@ static void *helper_main(void *arg)
 
     dsm__altstack_setup();
     pthread_mutex_lock(&L.mu);
-    seen = L.gen - (local < L.count ? 1 : 0);
+    seen = L.gen - 1;           /* started for the region under way */
     for (;;) {
         while (L.gen == seen)
             pthread_cond_wait(&L.cv, &L.mu);
@@ -134,7 +136,8 @@ static void *helper_main(void *arg)
 /* Start this rank's threads of the region described by the arguments;
  * the calling thread becomes local thread 0. */
 static void local_start(int count, int base, int size, uint64_t seq, void (*fn)(void *),
-                        void *data, int ws_kind, const struct shim_loop_desc *loop)
+                        void *data, int ws_kind, const struct shim_loop_desc *loop,
+                        int member0)
 {
     pthread_mutex_lock(&L.mu);
     L.count = count;
@@ -148,16 +151,20 @@ static void local_start(int count, int base, int size, uint64_t seq, void (*fn)(
         L.loop = *loop;
     L.finished = 0;
     L.arrived = 0;
-    while (L.helpers < count - 1) {
+    L.member0 = member0;
+    L.gen++;
+    for (int l = member0 ? 1 : 0; l < count; l++) {
         pthread_t th;
-        L.helpers++;
-        if (pthread_create(&th, NULL, helper_main, (void *)(intptr_t)L.helpers) != 0)
-            dsm__fatal("cannot start OpenMP thread %d on rank %d", base + L.helpers, shim.rank);
+        if (L.started[l])
+            continue;
+        L.started[l] = 1;
+        if (pthread_create(&th, NULL, helper_main, (void *)(intptr_t)l) != 0)
+            dsm__fatal("cannot start OpenMP thread %d on rank %d", base + l, shim.rank);
         pthread_detach(th);
     }
-    L.gen++;
     pthread_cond_broadcast(&L.cv);
-    enter_member(shim_self(), 0);
+    if (member0)
+        enter_member(shim_self(), 0);
     pthread_mutex_unlock(&L.mu);
 }
 
@@ -165,10 +172,11 @@ static void local_start(int count, int base, int size, uint64_t seq, void (*fn)(
 static void local_join(void)
 {
     pthread_mutex_lock(&L.mu);
-    while (L.finished < L.count - 1)
+    while (L.finished < L.count - (L.member0 ? 1 : 0))
         pthread_cond_wait(&L.cv, &L.mu);
     pthread_mutex_unlock(&L.mu);
-    leave_member(shim_self());
+    if (L.member0)
+        leave_member(shim_self());
 }
 
 void shim_team_barrier(void)
@@ -220,6 +228,17 @@ static void serial_start(int ws_kind, const struct shim_loop_desc *loop)
         shim_ws_begin(t);
         shim_loop_init(t, loop, 0);
     }
+}
+
+int shim_outer(int level, int *num, int *size)
+{
+    for (struct saved *s = saved_top; s; s = s->prev)
+        if (s->t.level == level) {
+            *num = s->t.num;
+            *size = s->t.size;
+            return 0;
+        }
+    return -1;
 }
 
 static void serial_end(void)
@@ -274,6 +293,7 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
     c->nthreads = (uint32_t)n;
     c->tpr = tpr;
     c->run_sched = shim.icv_sched;
+    c->icv_nthreads = shim.icv_nthreads;
     c->run_chunk = shim.icv_chunk;
     c->ws_kind = ws_kind;
     if (ws_kind)
@@ -282,11 +302,13 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
     c->seq = seq;
     if (n == 1) {
         /* One thread: no other rank takes part. */
-        local_start(1, 0, 1, seq, fn, data, ws_kind, loop);
+        local_start(1, 0, 1, seq, fn, data, ws_kind, loop, 1);
         return;
     }
+    if (shim.tls_size)
+        memcpy(shim.tls_image, shim.tls_main, shim.tls_size);
     dsm_barrier();
-    local_start(n < (int)tpr ? n : (int)tpr, 0, n, seq, fn, data, ws_kind, loop);
+    local_start(n < (int)tpr ? n : (int)tpr, 0, n, seq, fn, data, ws_kind, loop, 1);
 }
 
 void shim_parallel_end(void)
@@ -337,6 +359,7 @@ void shim_worker_loop(void)
         int n = (int)c->nthreads, tpr = (int)c->tpr, ws_kind = c->ws_kind;
         struct shim_loop_desc loop = c->loop;
         shim.icv_sched = c->run_sched;
+        shim.icv_nthreads = c->icv_nthreads;
         shim.icv_chunk = c->run_chunk;
         int first = shim.rank * tpr;
         int count = n - first < tpr ? n - first : tpr;
@@ -348,8 +371,17 @@ void shim_worker_loop(void)
             while (c->done_seq != last && !c->exit_now);
             continue;
         }
-        local_start(count, first, n, last, fn, data, ws_kind, &loop);
-        run_on_own_stack(0, fn, data);
+        if (shim.tls_size) {
+            /* threadprivate: copyin reads the master's variables at their
+             * address in rank 0's main thread.  Here that address belongs
+             * to this main thread, which mirrors rank 0's values and leaves
+             * the team's threads to helpers. */
+            memcpy(shim.tls_main, shim.tls_image, shim.tls_size);
+            local_start(count, first, n, last, fn, data, ws_kind, &loop, 0);
+        } else {
+            local_start(count, first, n, last, fn, data, ws_kind, &loop, 1);
+            run_on_own_stack(0, fn, data);
+        }
         local_join();
         dsm_barrier();
     }
