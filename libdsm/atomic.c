@@ -120,6 +120,37 @@ static void mark_home_write(size_t p)
     dsm__page_unlock(p);
 }
 
+/* Keep this node's copy of the word (if it holds one) equal to the value
+ * the operation left at the home, so that this thread's plain reads that
+ * follow see its own atomic update.  The twin gets it too: it is not a
+ * write of ours to send back in a diff. */
+static void refresh_copy(size_t p, const struct dsm_wire_atomic *o, uint64_t old, uint64_t ok)
+{
+    struct dsm_page *pg = &dsm__g.pages[p];
+    uint64_t v;
+    switch (o->op) {
+    case DSM_AOP_LOAD:       v = old; break;
+    case DSM_AOP_STORE:
+    case DSM_AOP_XCHG:       v = o->a; break;
+    case DSM_AOP_CAS:        v = ok ? o->a : old; break;
+    case DSM_AOP_FETCH_ADD:  v = old + o->a; break;
+    case DSM_AOP_FETCH_SUB:  v = old - o->a; break;
+    case DSM_AOP_FETCH_AND:  v = old & o->a; break;
+    case DSM_AOP_FETCH_OR:   v = old | o->a; break;
+    case DSM_AOP_FETCH_XOR:  v = old ^ o->a; break;
+    case DSM_AOP_FETCH_NAND: v = ~(old & o->a); break;
+    default: return;
+    }
+    dsm__page_lock(p);
+    if (pg->home != dsm__g.rank &&
+        (pg->state == DSM_P_READ_ONLY || pg->state == DSM_P_READ_WRITE)) {
+        memcpy(dsm__sys_page(p) + o->offset, &v, o->size);   /* little-endian */
+        if (pg->flags & DSM_PF_TWIN)
+            memcpy(dsm__twin_page(p) + o->offset, &v, o->size);
+    }
+    dsm__page_unlock(p);
+}
+
 static int valid_op(const struct dsm_wire_atomic *o, size_t ps)
 {
     if (o->op >= DSM_AOP_WS_GRAB && o->op <= DSM_AOP_WS_STORE2)
@@ -164,6 +195,11 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
         return r;
     }
 
+    /* This thread's plain writes to the page must reach the home before the
+     * operation (program order); MPI keeps the two messages in order. */
+    if (op < DSM_AOP_WS_GRAB && (g->pages[p].flags & DSM_PF_TWIN))
+        dsm__flush_page_now(p);
+
     struct atomic_result res = { 0, 0 };
     uint64_t t0 = dsm__now_ns();
     uint32_t id = dsm__waiter_get(DSM_WAIT_ATOMIC, 1, &res);
@@ -178,6 +214,8 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
     DSM_STAT_ADD(remote_atomics, 1);
     DSM_STAT_ADD(atomic_ns, dsm__now_ns() - t0);
     *r2 = res.r2;
+    if (op < DSM_AOP_WS_GRAB)
+        refresh_copy(p, &o, res.r, res.r2);
     return res.r;
 }
 

@@ -231,6 +231,10 @@ DSM_HIDDEN void dsm__page_arrived(size_t p, uint32_t waiter);
 /* Send diffs of the dirty pages among list to their homes, wait for the acks,
  * downgrade every page of list (write-protect) and drop twins. */
 DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n, int at_barrier);
+/* Send this node's unreleased writes to page p (a dirty copy) to its home
+ * now, and keep the copy writable (atomic.c: an atomic at the home must
+ * follow this thread's earlier plain writes). */
+DSM_HIDDEN void dsm__flush_page_now(size_t p);
 /* Invalidate page p here if it is a copy (not home); flushes own writes first. */
 DSM_HIDDEN void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb);
 DSM_HIDDEN void dsm__serve_deferred(void);

@@ -404,6 +404,35 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
     free(b);
 }
 
+void dsm__flush_page_now(size_t p)
+{
+    struct dsm_page *pg = &dsm__g.pages[p];
+    size_t maxp = sizeof(struct dsm_wire_diff) + dsm__diff_max_size(dsm__g.page_size);
+    struct diff_batch b1[DSM_MAX_NODES];
+    uint32_t waiter;
+
+    dsm__page_lock(p);
+    if (pg->home == dsm__g.rank || pg->state != DSM_P_READ_WRITE ||
+        !(pg->flags & DSM_PF_TWIN)) {
+        dsm__page_unlock(p);
+        return;
+    }
+    /* Stop this node's writers while the diff is taken and the twin moves
+     * up to the page: they trap, wait for the lock and retry. */
+    memset(b1, 0, sizeof b1);
+    dsm__vm_protect(p, 1, PROT_READ);
+    waiter = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
+    batch_add(b1, p, maxp, waiter);
+    memcpy(dsm__twin_page(p), dsm__sys_page(p), dsm__g.page_size);
+    dsm__vm_protect(p, 1, PROT_READ | PROT_WRITE);
+    struct dsm_msg *m = b1[pg->home].m;
+    dsm__page_unlock(p);
+    if (m)
+        batch_send(m, 1, waiter);
+    dsm__waiter_wait(waiter);
+    dsm__waiter_put(waiter);
+}
+
 void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
 {
     struct dsm_page *pg = &dsm__g.pages[p];

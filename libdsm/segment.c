@@ -104,11 +104,20 @@ void dsm__set_notrap(const void *addr, size_t len)
         return;
     size_t first = dsm__page_of(addr);
     size_t last = dsm__page_of((const unsigned char *)addr + len - 1);
+    int home_here = 0;
     for (size_t p = first; p <= last; p++) {
         dsm__page_lock(p);
         dsm__g.pages[p].flags |= DSM_PF_NOTRAP;
+        if (dsm__g.pages[p].home == dsm__g.rank && dsm__g.pages[p].state == DSM_P_INVALID) {
+            /* Mapped at once: the kernel must be able to write a stack
+             * (a system call's result) without a fault to catch. */
+            dsm__g.pages[p].state = DSM_P_READ_WRITE;
+            home_here = 1;
+        }
         dsm__page_unlock(p);
     }
+    if (home_here)
+        dsm__vm_protect(first, last - first + 1, PROT_READ | PROT_WRITE);
 }
 
 void dsm__notrap_served(size_t p)
