@@ -16,6 +16,7 @@
  *
  * Threads: OpenMP threads (any rank).
  */
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 
@@ -27,6 +28,44 @@ void shim_ws_begin(struct shim_thr *t)
     t->gen = t->seq << 24 | (t->ws & 0xffffff);
     t->slot = (int)(t->ws % SHIM_WS_SLOTS);
     t->local_pos = 0;
+}
+
+/* Dynamic schedules with several threads on a rank: one remote grab takes
+ * a chunk for each of them, and they share it here. */
+static struct {
+    pthread_mutex_t mu;
+    struct { uint64_t gen, pos, end; } slot[SHIM_WS_SLOTS];
+} batch = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t batched_grab(struct shim_thr *t, uint64_t n, uint64_t chunk, int local,
+                             uint64_t *size)
+{
+    uint64_t a, sz;
+    pthread_mutex_lock(&batch.mu);
+    __typeof__(&batch.slot[0]) e = &batch.slot[t->slot];
+    if (e->gen != t->gen || e->pos >= e->end) {
+        if (e->gen == t->gen && e->end == 0) {
+            pthread_mutex_unlock(&batch.mu);     /* used up */
+            *size = 0;
+            return n;
+        }
+        a = dsm__atomic(&shim.ws[t->slot], DSM_AOP_WS_GRAB, 16, t->gen, n,
+                        chunk * (uint64_t)local, 0, &sz);
+        e->gen = t->gen;
+        e->pos = sz ? a : 0;
+        e->end = sz ? a + sz : 0;
+        if (!sz) {
+            pthread_mutex_unlock(&batch.mu);
+            *size = 0;
+            return n;
+        }
+    }
+    a = e->pos;
+    sz = e->end - a < chunk ? e->end - a : chunk;
+    e->pos += sz;
+    pthread_mutex_unlock(&batch.mu);
+    *size = sz;
+    return a;
 }
 
 uint64_t shim_ws_grab(struct shim_thr *t, uint64_t n, uint64_t chunk,
@@ -47,6 +86,9 @@ uint64_t shim_ws_grab(struct shim_thr *t, uint64_t n, uint64_t chunk,
         *size = sz;
         return a;
     }
+    int local = shim_local_count();
+    if (!guided_threads && local > 1)
+        return batched_grab(t, n, chunk, local, size);
     return dsm__atomic(&shim.ws[t->slot], DSM_AOP_WS_GRAB, 16, t->gen, n, chunk,
                        guided_threads, size);
 }

@@ -121,6 +121,8 @@ SHIM_HIDDEN void shim_finish(int status);
 /* Thread number and team size of the enclosing team at `level` (below the
  * current one); 0 if found. */
 SHIM_HIDDEN int shim_outer(int level, int *num, int *size);
+/* This rank's threads in the current team. */
+SHIM_HIDDEN int shim_local_count(void);
 
 /* ---- loop.c ---- */
 /* Begin a work-share construct: a new generation and slot (every thread of

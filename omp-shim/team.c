@@ -230,6 +230,11 @@ static void serial_start(int ws_kind, const struct shim_loop_desc *loop)
     }
 }
 
+int shim_local_count(void)
+{
+    return L.count;
+}
+
 int shim_outer(int level, int *num, int *size)
 {
     for (struct saved *s = saved_top; s; s = s->prev)
