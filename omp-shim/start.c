@@ -129,8 +129,9 @@ static void check_same(const char *what, uintptr_t v)
     if (mn != mx)
         dsm__fatal("%s is not at the same address on every rank (from %#lx to %#lx): "
                    "the OpenMP shim needs identical code and data addresses. Start the "
-                   "program with dsmrun, or turn address randomisation off (setarch -R, "
-                   "or sysctl kernel.randomize_va_space=0), or link it with -no-pie",
+                   "program with dsmrun, or turn address randomisation off for it "
+                   "(setarch -R, or sysctl kernel.randomize_va_space=0); the shim "
+                   "restarts the program that way by itself unless OMPSHIM_REEXECED is set",
                    what, (unsigned long)mn, (unsigned long)mx);
 }
 
