@@ -138,7 +138,7 @@ void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *payload)
         dsm__fatal("protocol error: rank %d entered barrier %u while node 0 is at "
                    "barrier %u", src, h->id, M.epoch);
     for (size_t i = 0; i < n; i++) {
-        uint32_t p = pages[i];
+        uint32_t p = pages[i] & ~DSM_NOTICE_NOCOPY;
         if (p >= dsm__g.npages)
             dsm__fatal("malformed BARRIER_ENTER from rank %d: page %u out of range", src, p);
         int32_t w = M.writer[p];
@@ -148,6 +148,8 @@ void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *payload)
         } else if (w != src + 1) {
             M.writer[p] = -1;
         }
+        if (pages[i] & DSM_NOTICE_NOCOPY)
+            M.writer[p] = -1;   /* as if several wrote it: nobody keeps or takes it */
     }
     M.check[src] = h->arg;
     M.aux[src] = h->arg2;
@@ -271,12 +273,17 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     uint32_t *list, waiter;
     size_t n;
 
-    dsm__notrap_mark();
-    n = dsm__pt_take_marked(&list);
-    dsm__flush(list, n, 1);
-    free(list);
+    dsm__release_writes(1);
 
     n = dsm__pt_copy_epoch(&list);
+    /* A page written here whose copy was dropped since (a lock acquire's
+     * notice) cannot move its home here: say so (DSM_NOTICE_NOCOPY). */
+    for (size_t i = 0; i < n; i++) {
+        struct dsm_page *pg = &g->pages[list[i]];
+        if ((pg->flags & DSM_PF_MIGRATE) && pg->home != g->rank &&
+            pg->state != DSM_P_READ_ONLY && pg->state != DSM_P_READ_WRITE)
+            list[i] |= DSM_NOTICE_NOCOPY;
+    }
     waiter = dsm__waiter_get(DSM_WAIT_BARRIER, 1, &ctx);
     dsm__msg_send_pages(DSM_MSG_BARRIER_ENTER, 0, list, n, g->epoch, waiter,
                         (uint16_t)(kind << 8), check, aux);

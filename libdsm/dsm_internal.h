@@ -231,6 +231,10 @@ DSM_HIDDEN void dsm__page_arrived(size_t p, uint32_t waiter);
 /* Send diffs of the dirty pages among list to their homes, wait for the acks,
  * downgrade every page of list (write-protect) and drop twins. */
 DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n, int at_barrier);
+/* A release's first half: send the diffs of every page this node wrote
+ * since the last release, and wait for the homes' acks (one release at a
+ * time per node). */
+DSM_HIDDEN void dsm__release_writes(int at_barrier);
 /* Send this node's unreleased writes to page p (a dirty copy) to its home
  * now, and keep the copy writable (atomic.c: an atomic at the home must
  * follow this thread's earlier plain writes). */
@@ -293,8 +297,11 @@ DSM_HIDDEN uint64_t dsm__races_found(void);
 /* Collective: put [addr, addr+len) (os-page aligned, e.g. an executable's
  * .data and .bss) under the DSM, homed at node `home`.  Every node must
  * have the same contents there (the same program image); they start as
- * valid read-only copies.  At most one segment. */
-DSM_HIDDEN void dsm__segment_attach(void *addr, size_t len, int home);
+ * valid read-only copies.  Only the byte ranges copy[0..ncopy) (offsets
+ * from addr) are mapped now and copied; the rest reads as zero.  At most
+ * one segment. */
+DSM_HIDDEN void dsm__segment_attach(void *addr, size_t len, int home,
+                                    const struct dsm_range *copy, size_t ncopy);
 /* Mark the pages of [addr, addr+len) as migrating: at the first barrier
  * where one node alone wrote such a page, that node becomes its home.  Every
  * node must make the same calls. */

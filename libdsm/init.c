@@ -78,8 +78,8 @@ int dsm_init(int *argc, char ***argv)
     g->page_size = g->cfg.page_size;
     g->page_shift = (unsigned)__builtin_ctzl(g->page_size);
     g->npages = g->cfg.heap_size / g->page_size;
-    if (g->npages > UINT32_MAX)
-        dsm__fatal("DSM_HEAP_SIZE / DSM_PAGE_SIZE = %zu pages: bad value, at most 2^32-1 "
+    if (g->npages >= DSM_NOTICE_NOCOPY)
+        dsm__fatal("DSM_HEAP_SIZE / DSM_PAGE_SIZE = %zu pages: bad value, at most 2^31-1 "
                    "pages; raise DSM_PAGE_SIZE or lower DSM_HEAP_SIZE", g->npages);
     g->ops = g->cfg.comm == DSM_COMM_DIRECT ? &dsm__comm_direct : &dsm__comm_queue;
 

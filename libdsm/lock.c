@@ -232,10 +232,7 @@ void dsm_lock_release(int id)
     size_t n;
 
     check_id("dsm_lock_release", id);
-    dsm__notrap_mark();
-    n = dsm__pt_take_marked(&list);
-    dsm__flush(list, n, 0);
-    free(list);
+    dsm__release_writes(0);
 
     n = dsm__pt_copy_epoch(&list);
     waiter = dsm__waiter_get(DSM_WAIT_RELEASE, 1, NULL);

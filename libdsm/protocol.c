@@ -17,6 +17,14 @@
 #include "dsm_internal.h"
 
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Diffs of this node go out one batch at a time, and each batch is acked
+ * before the next starts: a release (dsm__release_writes) takes pages other
+ * threads of this node wrote too, and an acquire's invalidation or an
+ * atomic sends other threads' writes early (dsm__invalidate_copy,
+ * dsm__flush_page_now).  Whoever sends them, a release must not hand out
+ * its notices before every diff of its pages is at the home.  Taken before
+ * any page lock. */
+static pthread_mutex_t release_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int flushing_for_barrier;     /* DSM_CHECK=races */
 
 int dsm__cmp_u32(const void *a, const void *b)
@@ -364,24 +372,32 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
     if (n == 0)
         return;
     b = calloc((size_t)g->nodes, sizeof *b);
-    if (!b)
+    unsigned char *protected_ = calloc(n, 1);
+    if (!b || !protected_)
         dsm__fatal("out of private memory flushing %zu pages", n);
     waiter = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
     pthread_mutex_lock(&flush_lock);
     flushing_for_barrier = at_barrier && dsm__g.cfg.check_races;
     /* Write-protect every written page first (runs coalesced), so that no
      * write can slip in between making a page's diff and downgrading it; a
-     * thread that writes meanwhile traps and waits for its page lock. */
+     * thread that writes meanwhile traps and waits for its page lock.  The
+     * state is read without the page lock here: a page another thread
+     * upgrades after this look is protected below, under the lock. */
     for (size_t i = 0; i < n; i++)
         if (g->pages[list[i]].state == DSM_P_READ_WRITE &&
-            !(g->pages[list[i]].flags & DSM_PF_NOTRAP && g->pages[list[i]].home == g->rank))
+            !(g->pages[list[i]].flags & DSM_PF_NOTRAP && g->pages[list[i]].home == g->rank)) {
             dsm__pb_add(&pb, list[i], PROT_READ);
+            protected_[i] = 1;
+        }
     dsm__pb_flush(&pb);
     for (size_t i = 0; i < n; i++) {
         size_t p = list[i];
         struct dsm_page *pg = &g->pages[p];
         int home = pg->home == g->rank;
         dsm__page_lock(p);
+        if ((pg->flags & DSM_PF_MARKED) && !protected_[i] && pg->state == DSM_P_READ_WRITE &&
+            !(home && (pg->flags & DSM_PF_NOTRAP)))
+            dsm__vm_protect(p, 1, PROT_READ);     /* made writable since the look */
         if (pg->flags & DSM_PF_MARKED) {
             if (!home && pg->state == DSM_P_READ_WRITE && (pg->flags & DSM_PF_TWIN))
                 batch_add(b, p, maxp, waiter);
@@ -402,6 +418,19 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
     free(b);
+    free(protected_);
+}
+
+
+void dsm__release_writes(int at_barrier)
+{
+    uint32_t *list;
+    pthread_mutex_lock(&release_lock);
+    dsm__notrap_mark();
+    size_t n = dsm__pt_take_marked(&list);
+    dsm__flush(list, n, at_barrier);
+    pthread_mutex_unlock(&release_lock);
+    free(list);
 }
 
 void dsm__flush_page_now(size_t p)
@@ -411,10 +440,12 @@ void dsm__flush_page_now(size_t p)
     struct diff_batch b1[DSM_MAX_NODES];
     uint32_t waiter;
 
+    pthread_mutex_lock(&release_lock);
     dsm__page_lock(p);
     if (pg->home == dsm__g.rank || pg->state != DSM_P_READ_WRITE ||
         !(pg->flags & DSM_PF_TWIN)) {
         dsm__page_unlock(p);
+        pthread_mutex_unlock(&release_lock);
         return;
     }
     /* Stop this node's writers while the diff is taken and the twin moves
@@ -431,9 +462,12 @@ void dsm__flush_page_now(size_t p)
         batch_send(m, 1, waiter);
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
+    pthread_mutex_unlock(&release_lock);
 }
 
-void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
+/* Returns 1 when the page turned out dirty but the caller does not hold
+ * release_lock: try again with it. */
+static int invalidate_locked(size_t p, struct dsm_protect_batch *pb, int may_flush)
 {
     struct dsm_page *pg = &dsm__g.pages[p];
     struct dsm_msg *m = NULL;
@@ -442,19 +476,23 @@ void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
     dsm__page_lock(p);
     if (pg->state == DSM_P_UNALLOC || pg->home == dsm__g.rank) {
         dsm__page_unlock(p);
-        return;
+        return 0;
     }
     if (pg->state == DSM_P_IN_FLIGHT) {
         pg->flags |= DSM_PF_STALE;
         dsm__page_unlock(p);
-        return;
+        return 0;
     }
     struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_INVALIDATE, 0);
     if (t.next == pg->state) {
         dsm__page_unlock(p);
-        return;
+        return 0;
     }
     if (pg->state == DSM_P_READ_WRITE && (pg->flags & DSM_PF_TWIN)) {
+        if (!may_flush) {
+            dsm__page_unlock(p);
+            return 1;
+        }
         /* Our own unreleased writes share the page with the notice: stop
          * writers, send their diff now (before any refetch from this node
          * can reach the home), then drop the copy. */
@@ -473,7 +511,7 @@ void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
         dsm__waiter_wait(waiter);
         dsm__waiter_put(waiter);
         DSM_STAT_ADD(invalidations, 1);
-        return;
+        return 0;
     }
     if (pb)
         dsm__pb_add(pb, p, PROT_NONE);
@@ -483,6 +521,18 @@ void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
     pg->flags &= (uint8_t)~DSM_PF_TWIN;
     dsm__page_unlock(p);
     DSM_STAT_ADD(invalidations, 1);
+    return 0;
+}
+
+void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
+{
+    /* A dirty copy's diff goes out here, under release_lock, which comes
+     * before the page lock. */
+    if (!(dsm__g.pages[p].flags & DSM_PF_TWIN) && !invalidate_locked(p, pb, 0))
+        return;
+    pthread_mutex_lock(&release_lock);
+    invalidate_locked(p, pb, 1);
+    pthread_mutex_unlock(&release_lock);
 }
 
 void dsm__protocol_init(void)

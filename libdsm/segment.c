@@ -18,7 +18,8 @@
 
 #define ALTSTACK_SIZE (256 * 1024)
 
-void dsm__segment_attach(void *addr, size_t len, int home)
+void dsm__segment_attach(void *addr, size_t len, int home,
+                         const struct dsm_range *copy, size_t ncopy)
 {
     struct dsm_global *g = &dsm__g;
     size_t ps = g->page_size, npg = (len + ps - 1) / ps;
@@ -36,7 +37,18 @@ void dsm__segment_attach(void *addr, size_t len, int home)
 
     /* Every node starts from its own image of the same program: a valid
      * copy.  The home traps its writes, since every node holds a copy. */
-    memcpy(dsm__sys_page(first), addr, len);
+    for (size_t i = 0; i < ncopy; i++) {
+        /* Page by page: all-zero pages (most of a .bss) need no copy. */
+        size_t os = g->os_page;
+        for (size_t off = copy[i].start; off < copy[i].start + copy[i].count; off += os) {
+            const uint64_t *src = (const uint64_t *)(void *)((unsigned char *)addr + off);
+            size_t k = 0;
+            while (k < os / 8 && src[k] == 0)
+                k++;
+            if (k < os / 8)
+                memcpy(dsm__sys_page(first) + off, src, os);
+        }
+    }
     for (int r = 0; r < g->nodes; r++)
         if (r != home)
             others |= (uint64_t)1 << r;

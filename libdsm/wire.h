@@ -39,6 +39,8 @@ enum dsm_msg_type {
 #define DSM_MF_BARRIER 0x8u   /* DIFF: flushed at a barrier (DSM_CHECK=races) */
 
 #define DSM_WRITER_MANY (-2)  /* barrier release: more than one node wrote */
+/* BARRIER_ENTER: the sender wrote the page but holds no valid copy now. */
+#define DSM_NOTICE_NOCOPY 0x80000000u
 
 struct dsm_wire_hdr {
     uint16_t type;

@@ -39,8 +39,12 @@ typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
 
 static main_fn program_main;
 
+#define MAX_RW 8
+
 struct exe_info {
     uintptr_t base, text_lo, text_hi, data_lo, data_hi, relro_lo, relro_hi;
+    uintptr_t rw_lo[MAX_RW], rw_hi[MAX_RW];     /* each writable PT_LOAD */
+    int nrw;
     size_t tls_size;
     void *tls_data;
     int found;
@@ -64,6 +68,11 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
         } else if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
             if (!e->data_lo || lo < e->data_lo) e->data_lo = lo;
             if (hi > e->data_hi) e->data_hi = hi;
+            if (e->nrw < MAX_RW) {
+                e->rw_lo[e->nrw] = lo;
+                e->rw_hi[e->nrw] = hi;
+                e->nrw++;
+            }
         } else if (ph->p_type == PT_TLS) {
             e->tls_size = ph->p_memsz;
         } else if (ph->p_type == PT_GNU_RELRO) {
@@ -146,7 +155,21 @@ static void attach_globals(const struct exe_info *e)
     hi = (hi + os - 1) & ~(uintptr_t)(os - 1);
     if (hi <= lo)
         return;
-    dsm__segment_attach((void *)lo, hi - lo, 0);
+    /* Copy what the loader mapped (the writable PT_LOADs); a hole between
+     * two of them is not mapped, so it is not read. */
+    struct dsm_range copy[MAX_RW];
+    size_t n = 0;
+    for (int i = 0; i < e->nrw; i++) {
+        uintptr_t a = e->rw_lo[i] & ~(uintptr_t)(os - 1), b = (e->rw_hi[i] + os - 1) & ~(uintptr_t)(os - 1);
+        if (a < lo) a = lo;
+        if (b > hi) b = hi;
+        if (b > a) {
+            copy[n].start = a - lo;
+            copy[n].count = b - a;
+            n++;
+        }
+    }
+    dsm__segment_attach((void *)lo, hi - lo, 0, copy, n);
     dsm__set_migrate((void *)lo, hi - lo);
 }
 
