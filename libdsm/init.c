@@ -121,6 +121,8 @@ int dsm_finalize(void)
     /* After this barrier no node sends another request: every request is
      * answered before its sender can enter a barrier. */
     dsm__comm_stop();
+    if (g->keep_mapped)
+        dsm__vm_open_all();     /* no more fetches: local contents from now on */
     MPI_Barrier(g->comm);
     if (g->cfg.stats != DSM_STATS_OFF)
         dsm__stats_print_all(stdout, g->cfg.stats == DSM_STATS_JSON);

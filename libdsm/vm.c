@@ -58,6 +58,14 @@ int dsm__vm_init(void)
     return 0;
 }
 
+void dsm__vm_open_all(void)
+{
+    struct dsm_global *g = &dsm__g;
+    mprotect(g->app, g->npages << g->page_shift, PROT_READ | PROT_WRITE);
+    if (g->seg_npages)
+        mprotect(g->seg_app, g->seg_bytes, PROT_READ | PROT_WRITE);
+}
+
 void dsm__vm_fini(void)
 {
     struct dsm_global *g = &dsm__g;
@@ -67,9 +75,8 @@ void dsm__vm_fini(void)
          * OpenMP shim: a stack, the program's globals and heap).  Leave the
          * memory where it is, readable and writable; copies keep the
          * contents they had. */
-        mprotect(g->app, size, PROT_READ | PROT_WRITE);
-        if (g->seg_npages)
-            mprotect(g->seg_app, g->seg_bytes, PROT_READ | PROT_WRITE);
+        (void)size;
+        dsm__vm_open_all();
         return;
     }
     if (g->app) munmap(g->app, size);
