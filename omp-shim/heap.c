@@ -16,8 +16,7 @@
  * are whole pages from a first-fit range allocator.  Every block starts with
  * a 32-byte header in the DSM (size, start of the underlying run, class,
  * owner rank), read by realloc and malloc_usable_size on any rank.  A block
- * freed on a rank other than its owner's is not reused (counted, and
- * reported with DSM_STATS).
+ * freed on a rank other than its owner's is not reused (only counted).
  *
  * Threads: any; one mutex per rank.
  */
