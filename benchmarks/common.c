@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -241,33 +242,6 @@ void bench_result_exact(const char *metric, double value, const char *unit)
     add_result(metric, value, unit, 1);
 }
 
-/* JSON string: the names are ours, but comm and poll come from the
- * environment and may hold anything. */
-static void put_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
-static void put_number(double v, int exact)
-{
-    if (!isfinite(v))
-        fputs("null", stdout);
-    else if (v == floor(v) && fabs(v) < 9007199254740992.0)
-        printf("%.0f", v);
-    else
-        printf(exact ? "%.17g" : "%.6g", v);
-}
-
 void bench_emit(void)
 {
     int i, k;
@@ -277,21 +251,21 @@ void bench_emit(void)
     fflush(stdout);
     for (i = 0; i < nresults; i++) {
         fputs("{\"bench\":", stdout);
-        put_string(bench.name);
+        json_string(bench.name);
         fputs(",\"metric\":", stdout);
-        put_string(results[i].metric);
+        json_string(results[i].metric);
         fputs(",\"value\":", stdout);
-        put_number(results[i].value, results[i].exact);
+        json_number(results[i].value, results[i].exact);
         fputs(",\"unit\":", stdout);
-        put_string(results[i].unit);
+        json_string(results[i].unit);
         printf(",\"ranks\":%d,\"comm\":", bench.size);
-        put_string(bench.comm_var ? bench.comm_var : "direct");
+        json_string(bench.comm_var ? bench.comm_var : "direct");
         fputs(",\"poll\":", stdout);
-        put_string(bench.poll_var ? bench.poll_var : "adaptive");
+        json_string(bench.poll_var ? bench.poll_var : "adaptive");
         printf(",\"page_size\":%zu", bench.page_size);
         for (k = 0; k < nparams; k++) {
             putchar(',');
-            put_string(params[k].key);
+            json_string(params[k].key);
             printf(":%ld", params[k].value);
         }
         fputs("}\n", stdout);
@@ -317,29 +291,12 @@ double bench_now(void)
 
 double bench_mean(const double *v, size_t n)
 {
-    double s = 0.0;
-    size_t i;
-
-    if (n == 0)
-        return NAN;
-    for (i = 0; i < n; i++)
-        s += v[i];
-    return s / (double)n;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
+    return stats_mean(v, n);
 }
 
 double bench_median(double *v, size_t n)
 {
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return stats_median(v, n);
 }
 
 void bench_idle_barrier(void)
