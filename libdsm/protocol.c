@@ -412,9 +412,20 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
     }
     flushing_for_barrier = 0;
     pthread_mutex_unlock(&flush_lock);
+    /* Count every ack before sending any last chunk: an ack that arrived
+     * between two sends could otherwise see the count at zero and end the
+     * wait early. */
+    int lasts = 0;
     for (int r = 0; r < g->nodes; r++)
-        if (b[r].m)
-            batch_send(b[r].m, 1, waiter);
+        lasts += b[r].m != NULL;
+    if (lasts)
+        dsm__waiter_add_expected(waiter, lasts);
+    for (int r = 0; r < g->nodes; r++)
+        if (b[r].m) {
+            b[r].m->hdr.flags |= DSM_MF_LAST;
+            b[r].m->hdr.waiter = waiter;
+            dsm__msg_send(b[r].m);
+        }
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
     free(b);
