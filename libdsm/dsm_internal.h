@@ -331,6 +331,8 @@ DSM_HIDDEN size_t dsm__alloc_largest_free(void);
 
 /* ---- fault.c --------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__fault_init(void);
+/* Bumped at every fault that makes a page writable (dsm__flush checks it). */
+extern uint32_t dsm__upgrades DSM_HIDDEN;
 DSM_HIDDEN void dsm__fault_fini(void);
 
 /* ---- stats.c: counters, relaxed atomics, merged at print time ------------ */

@@ -18,6 +18,8 @@
 
 #include "dsm_internal.h"
 
+uint32_t dsm__upgrades;
+
 static int handle(size_t p)
 {
     struct dsm_global *g = &dsm__g;
@@ -67,8 +69,11 @@ static int handle(size_t p)
         dsm__pt_mark_written(p);
         DSM_STAT_ADD(write_faults, 1);
     }
-    if (t.actions & DSM_ACT_PROTECT)
+    if (t.actions & DSM_ACT_PROTECT) {
+        if (t.next == DSM_P_READ_WRITE)
+            __atomic_fetch_add(&dsm__upgrades, 1, __ATOMIC_SEQ_CST);
         dsm__vm_protect(p, 1, dsm__page_prot(t.next));
+    }
     pg->state = t.next;
     dsm__page_unlock(p);
     return 1;

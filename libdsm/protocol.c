@@ -381,8 +381,11 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
     /* Write-protect every written page first (runs coalesced), so that no
      * write can slip in between making a page's diff and downgrading it; a
      * thread that writes meanwhile traps and waits for its page lock.  The
-     * state is read without the page lock here: a page another thread
-     * upgrades after this look is protected below, under the lock. */
+     * state is read without the page lock here, and until the loop below
+     * takes a page's lock another thread may make it writable again (a
+     * fault after the look, or at a home a serve then a fault): if any page
+     * was upgraded since, the loop protects again under the lock. */
+    uint32_t upgrades0 = __atomic_load_n(&dsm__upgrades, __ATOMIC_SEQ_CST);
     for (size_t i = 0; i < n; i++)
         if (g->pages[list[i]].state == DSM_P_READ_WRITE &&
             !(g->pages[list[i]].flags & DSM_PF_NOTRAP && g->pages[list[i]].home == g->rank)) {
@@ -395,8 +398,9 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
         struct dsm_page *pg = &g->pages[p];
         int home = pg->home == g->rank;
         dsm__page_lock(p);
-        if ((pg->flags & DSM_PF_MARKED) && !protected_[i] && pg->state == DSM_P_READ_WRITE &&
-            !(home && (pg->flags & DSM_PF_NOTRAP)))
+        if ((pg->flags & DSM_PF_MARKED) && pg->state == DSM_P_READ_WRITE &&
+            !(home && (pg->flags & DSM_PF_NOTRAP)) &&
+            (!protected_[i] || __atomic_load_n(&dsm__upgrades, __ATOMIC_SEQ_CST) != upgrades0))
             dsm__vm_protect(p, 1, PROT_READ);     /* made writable since the look */
         if (pg->flags & DSM_PF_MARKED) {
             if (!home && pg->state == DSM_P_READ_WRITE && (pg->flags & DSM_PF_TWIN))
