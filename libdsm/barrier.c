@@ -275,6 +275,17 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
 
     dsm__release_writes(1);
 
+    if (g->nodes == 1) {
+        /* Alone: nobody to tell and nothing to invalidate. */
+        dsm__pt_clear_epoch();
+        if (at_release)
+            at_release(arg);
+        __atomic_store_n(&g->epoch, g->epoch + 1, __ATOMIC_RELEASE);
+        dsm__comm_wake();
+        DSM_STAT_ADD(barriers, 1);
+        DSM_STAT_ADD(barrier_ns, dsm__now_ns() - t0);
+        return;
+    }
     n = dsm__pt_copy_epoch(&list);
     /* A page written here whose copy was dropped since (a lock acquire's
      * notice) cannot move its home here: say so (DSM_NOTICE_NOCOPY). */
