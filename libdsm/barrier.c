@@ -276,7 +276,19 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     dsm__release_writes(1);
 
     if (g->nodes == 1) {
-        /* Alone: nobody to tell and nothing to invalidate. */
+        /* Alone: no messages; the notices are this node's own writes. */
+        n = dsm__pt_copy_epoch(&list);
+        ctx.items = malloc((n ? n : 1) * sizeof *ctx.items);
+        if (!ctx.items)
+            dsm__fatal("out of private memory for %zu write notices", n);
+        for (size_t i = 0; i < n; i++) {
+            ctx.items[i].page = list[i];
+            ctx.items[i].writer = g->rank;
+        }
+        ctx.n = n;
+        free(list);
+        apply_release(&ctx);
+        free(ctx.items);
         dsm__pt_clear_epoch();
         if (at_release)
             at_release(arg);
