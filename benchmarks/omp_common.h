@@ -1,5 +1,5 @@
 /*
- * omp_common.h - what the plain OpenMP benchmarks (laplace_omp, epcc) share:
+ * omp_common.h - what the plain OpenMP benchmarks (laplace_omp, epcc, bt) share:
  * option parsing, small statistics helpers and the result lines.
  *
  * These programs contain no MPI and no DSM call: each is built twice from
