@@ -541,10 +541,13 @@ static int invalidate_locked(size_t p, struct dsm_protect_batch *pb, int may_flu
 
 void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
 {
-    /* A dirty copy's diff goes out here, under release_lock, which comes
-     * before the page lock. */
-    if (!(dsm__g.pages[p].flags & DSM_PF_TWIN) && !invalidate_locked(p, pb, 0))
-        return;
+    /* Under release_lock (before the page lock): a dirty copy's diff goes
+     * out here; and a clean copy may be clean only because another thread
+     * of this node is flushing it right now, its diff made but not yet at
+     * the home.  Dropping it then and fetching it again could bring back
+     * the page without this node's own writes (seen: a thread lost its own
+     * increment across a lock acquire).  Waiting for the flush to finish
+     * prevents that. */
     pthread_mutex_lock(&release_lock);
     invalidate_locked(p, pb, 1);
     pthread_mutex_unlock(&release_lock);
