@@ -156,19 +156,46 @@ void dsm__notrap_served(size_t p)
 
 void dsm__notrap_mark(void)
 {
+    /* Lock order: page lock before served_mu (on_page_req holds a page lock
+     * when it calls dsm__notrap_served), so take the list out first and
+     * look at the pages without served_mu. */
     pthread_mutex_lock(&served_mu);
-    qsort(served, nserved, sizeof *served, dsm__cmp_u32);
+    uint32_t *list = served;
+    size_t n = nserved;
+    served = NULL;
+    nserved = capserved = 0;
+    pthread_mutex_unlock(&served_mu);
+    if (n == 0) {
+        free(list);
+        return;
+    }
+    qsort(list, n, sizeof *list, dsm__cmp_u32);
     size_t k = 0;
-    for (size_t i = 0; i < nserved; i++) {
-        size_t p = served[i];
+    for (size_t i = 0; i < n; i++) {
+        size_t p = list[i];
+        if (k && list[k - 1] == p)
+            continue;
         dsm__page_lock(p);
-        if (dsm__g.pages[p].copyset && dsm__g.pages[p].home == dsm__g.rank &&
-            (k == 0 || served[k - 1] != p)) {
+        if (dsm__g.pages[p].copyset && dsm__g.pages[p].home == dsm__g.rank) {
             dsm__pt_mark_written(p);
-            served[k++] = (uint32_t)p;
+            list[k++] = (uint32_t)p;
         }
         dsm__page_unlock(p);
     }
-    nserved = k;
+    /* Put the pages still held elsewhere back (a serve meanwhile added only
+     * pages whose copyset was empty). */
+    pthread_mutex_lock(&served_mu);
+    for (size_t i = 0; i < k; i++) {
+        if (nserved == capserved) {
+            size_t nc = capserved ? capserved * 2 : 64;
+            uint32_t *v = realloc(served, nc * sizeof *v);
+            if (!v)
+                dsm__fatal("out of private memory listing served stack pages");
+            served = v;
+            capserved = nc;
+        }
+        served[nserved++] = list[i];
+    }
     pthread_mutex_unlock(&served_mu);
+    free(list);
 }
