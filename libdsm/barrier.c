@@ -275,9 +275,9 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
 
     dsm__release_writes(1);
 
+    n = dsm__pt_copy_epoch(&list);
     if (g->nodes == 1) {
         /* Alone: no messages; the notices are this node's own writes. */
-        n = dsm__pt_copy_epoch(&list);
         ctx.items = malloc((n ? n : 1) * sizeof *ctx.items);
         if (!ctx.items)
             dsm__fatal("out of private memory for %zu write notices", n);
@@ -287,32 +287,23 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
         }
         ctx.n = n;
         free(list);
-        apply_release(&ctx);
-        free(ctx.items);
-        dsm__pt_clear_epoch();
-        if (at_release)
-            at_release(arg);
-        __atomic_store_n(&g->epoch, g->epoch + 1, __ATOMIC_RELEASE);
-        dsm__comm_wake();
-        DSM_STAT_ADD(barriers, 1);
-        DSM_STAT_ADD(barrier_ns, dsm__now_ns() - t0);
-        return;
+    } else {
+        /* A page written here whose copy was dropped since (a lock
+         * acquire's notice) cannot move its home here: say so
+         * (DSM_NOTICE_NOCOPY). */
+        for (size_t i = 0; i < n; i++) {
+            struct dsm_page *pg = &g->pages[list[i]];
+            if ((pg->flags & DSM_PF_MIGRATE) && pg->home != g->rank &&
+                pg->state != DSM_P_READ_ONLY && pg->state != DSM_P_READ_WRITE)
+                list[i] |= DSM_NOTICE_NOCOPY;
+        }
+        waiter = dsm__waiter_get(DSM_WAIT_BARRIER, 1, &ctx);
+        dsm__msg_send_pages(DSM_MSG_BARRIER_ENTER, 0, list, n, g->epoch, waiter,
+                            (uint16_t)(kind << 8), check, aux);
+        free(list);
+        dsm__waiter_wait(waiter);
+        dsm__waiter_put(waiter);
     }
-    n = dsm__pt_copy_epoch(&list);
-    /* A page written here whose copy was dropped since (a lock acquire's
-     * notice) cannot move its home here: say so (DSM_NOTICE_NOCOPY). */
-    for (size_t i = 0; i < n; i++) {
-        struct dsm_page *pg = &g->pages[list[i]];
-        if ((pg->flags & DSM_PF_MIGRATE) && pg->home != g->rank &&
-            pg->state != DSM_P_READ_ONLY && pg->state != DSM_P_READ_WRITE)
-            list[i] |= DSM_NOTICE_NOCOPY;
-    }
-    waiter = dsm__waiter_get(DSM_WAIT_BARRIER, 1, &ctx);
-    dsm__msg_send_pages(DSM_MSG_BARRIER_ENTER, 0, list, n, g->epoch, waiter,
-                        (uint16_t)(kind << 8), check, aux);
-    free(list);
-    dsm__waiter_wait(waiter);
-    dsm__waiter_put(waiter);
 
     apply_release(&ctx);
     free(ctx.items);
