@@ -23,7 +23,7 @@ struct bench_state bench = { .comm = MPI_COMM_NULL };
 #define MAX_PARAMS 16
 #define MAX_RESULTS 128
 
-static struct { const char *key; long value; } params[MAX_PARAMS];
+static struct { const char *key; long value; const char *str; } params[MAX_PARAMS];
 static int nparams;
 
 static struct {
@@ -218,7 +218,14 @@ void bench_param(const char *key, long value)
         bench_fatal("too many parameters (raise MAX_PARAMS in common.c)");
     params[nparams].key = key;
     params[nparams].value = value;
+    params[nparams].str = NULL;
     nparams++;
+}
+
+void bench_param_str(const char *key, const char *value)
+{
+    bench_param(key, 0);
+    params[nparams - 1].str = value;
 }
 
 static void add_result(const char *metric, double value, const char *unit, int exact)
@@ -266,7 +273,12 @@ void bench_emit(void)
         for (k = 0; k < nparams; k++) {
             putchar(',');
             json_string(params[k].key);
-            printf(":%ld", params[k].value);
+            if (params[k].str) {
+                putchar(':');
+                json_string(params[k].str);
+            } else {
+                printf(":%ld", params[k].value);
+            }
         }
         fputs("}\n", stdout);
     }
@@ -347,9 +359,11 @@ static const size_t u64_fields[] = {
     U64(diff_bytes), U64(diffs_applied), U64(invalidations), U64(barriers),
     U64(barrier_msgs), U64(lock_acquires), U64(msgs_sent), U64(bytes_sent),
     U64(msgs_received), U64(mprotect_calls),
+    U64(prefetch_issued), U64(prefetch_used), U64(prefetch_wasted), U64(prefetch_late),
+    U64(prefetch_aged),
 };
 static const size_t dbl_fields[] = {
-    U64(rmr_time), U64(barrier_time), U64(lock_wait_time),
+    U64(rmr_time), U64(barrier_time), U64(lock_wait_time), U64(page_wait_time),
 };
 #undef U64
 #define NU64 (sizeof u64_fields / sizeof u64_fields[0])

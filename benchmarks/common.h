@@ -75,6 +75,8 @@ void bench_settings(void);
 
 /* Add "key":value to every result line (parameters of the run). */
 void bench_param(const char *key, long value);
+/* The same with a string value ("key":"value"); value must outlive the run. */
+void bench_param_str(const char *key, const char *value);
 
 /* Record one result.  Values that are whole numbers print as integers,
  * others with 6 significant digits (bench_result_exact: 17, enough to

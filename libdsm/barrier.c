@@ -273,6 +273,8 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     uint32_t *list, waiter;
     size_t n;
 
+    /* No prefetch crosses a barrier (prefetch.c, point 1). */
+    dsm__prefetch_drain();
     dsm__release_writes(1);
 
     n = dsm__pt_copy_epoch(&list);
@@ -313,6 +315,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     /* Release: requests deferred until this epoch may now be served. */
     __atomic_store_n(&g->epoch, g->epoch + 1, __ATOMIC_RELEASE);
     dsm__comm_wake();
+    dsm__prefetch_after_barrier(kind);
 
     DSM_STAT_ADD(barriers, 1);
     DSM_STAT_ADD(barrier_ns, dsm__now_ns() - t0);

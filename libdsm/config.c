@@ -73,7 +73,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 #define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_BASE, DSM_COMM, DSM_POLL, " \
-              "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, and for the " \
+              "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, DSM_PREFETCH, and for the " \
               "OpenMP shim DSM_THREADS_PER_RANK, DSM_STACK_SIZE, DSM_CHECK"
 
 int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
@@ -94,6 +94,7 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
     cfg->stack_size = DSM_DEFAULT_STACK_SIZE;
     cfg->check_races = 0;
     cfg->heap_size_set = 0;
+    cfg->prefetch = DSM_PREFETCH_NONE;
     if (err && errlen)
         err[0] = '\0';
 
@@ -178,6 +179,12 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
             else if (!strcmp(v, "0") || !strcmp(v, "none")) cfg->check_races = 0;
             else return fail(err, errlen,
                     "DSM_CHECK=%s: bad value; choose DSM_CHECK=races or DSM_CHECK=none", v);
+        } else if (IS("DSM_PREFETCH")) {
+            if (!strcmp(v, "none")) cfg->prefetch = DSM_PREFETCH_NONE;
+            else if (!strcmp(v, "history")) cfg->prefetch = DSM_PREFETCH_HISTORY;
+            else return fail(err, errlen,
+                    "DSM_PREFETCH=%s: bad value; choose DSM_PREFETCH=none or "
+                    "DSM_PREFETCH=history", v);
         } else {
             return fail(err, errlen,
                 "unknown environment variable %.*s; libdsm knows " KNOWN

@@ -78,6 +78,11 @@ DSM_PUBLIC void   dsm_lock_acquire(int lock_id);
 DSM_PUBLIC void   dsm_lock_release(int lock_id);
 DSM_PUBLIC int    dsm_lock_count(void);
 
+/* Prefetch (dsm_prefetch(3)): ask for the pages [addr's page, +npages) that
+ * have no valid copy here, in the background; returns at once.  0, or
+ * -DSM_EINVAL if the range is not inside the shared region. */
+DSM_PUBLIC int    dsm_prefetch(const void *addr, size_t npages);
+
 /* Time. */
 DSM_PUBLIC double dsm_wtime(void);
 
@@ -110,6 +115,15 @@ struct dsm_stats {
     uint64_t remote_atomics;    /* of those, sent to another node's home */
     double   atomic_time;       /* total time waiting for remote atomics */
     uint64_t pages_migrated;    /* pages whose home moved to their sole writer */
+    /* Prefetch (dsm_prefetch(), DSM_PREFETCH=history) and page waits. */
+    uint64_t prefetch_issued;   /* pages requested by prefetches */
+    uint64_t prefetch_used;     /* of those, installed and then accessed here */
+    uint64_t prefetch_wasted;   /* of those, dropped unused (invalidated first) */
+    uint64_t prefetch_late;     /* faults that waited for a prefetch under way */
+    uint64_t prefetch_aged;     /* DSM_PREFETCH=history: pages dropped from the
+                                   history because the program stopped using them */
+    double   page_wait_time;    /* time faulting threads waited for page data:
+                                   their own fetches and fetches under way */
 };
 
 DSM_PUBLIC int    dsm_stats_get(struct dsm_stats *out);

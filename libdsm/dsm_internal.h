@@ -35,6 +35,7 @@ struct dsm_page {
 #define DSM_PF_STALE  0x08   /* in flight, but invalidated meanwhile */
 #define DSM_PF_MIGRATE 0x10  /* home moves to the first sole writer (same on all nodes) */
 #define DSM_PF_NOTRAP  0x20  /* a stack: the home never write-protects it (segment.c) */
+#define DSM_PF_PREFETCHING 0x40  /* IN_FLIGHT because of a prefetch (prefetch.c) */
 
 struct dsm_global {
     int state;                       /* enum dsm_lifecycle */
@@ -142,14 +143,16 @@ DSM_HIDDEN void dsm__pt_mark_written(size_t p);
 DSM_HIDDEN size_t dsm__pt_take_marked(uint32_t **out);
 DSM_HIDDEN size_t dsm__pt_copy_epoch(uint32_t **out);
 DSM_HIDDEN void dsm__pt_clear_epoch(void);
-/* Installs: a thread that faults on an IN_FLIGHT page waits for the next. */
+/* Installs: a thread that faults on an IN_FLIGHT page waits for the next
+ * (the communication thread then keeps polling, as for any sleeping waiter). */
 DSM_HIDDEN void dsm__pt_install_wait(uint32_t seen);
 DSM_HIDDEN void dsm__pt_install_done(void);
 
 /* ---- waiter.c: threads waiting for replies --------------------------------- */
 #define DSM_MAX_WAITERS 1024    /* also bounds the posted page receives */
 enum dsm_wait_kind { DSM_WAIT_PAGE = 1, DSM_WAIT_ACKS, DSM_WAIT_BARRIER,
-                     DSM_WAIT_GRANT, DSM_WAIT_RELEASE, DSM_WAIT_ATOMIC };
+                     DSM_WAIT_GRANT, DSM_WAIT_RELEASE, DSM_WAIT_ATOMIC,
+                     DSM_WAIT_PREFETCH /* nobody waits: pages of one prefetch batch */ };
 struct dsm_waiter {
     uint32_t done;          /* futex word: 0 while waiting */
     int32_t  remaining;     /* replies still expected */
@@ -192,6 +195,9 @@ struct dsm_msg {
     size_t ext_len;
     int tag;
     long recv_page;
+    /* A prefetch request: post the receives of the recv_npages pages listed
+     * in the payload (u32 ids), in order, before sending. */
+    size_t recv_npages;
     size_t cap;              /* payload capacity */
     struct dsm_wire_hdr hdr; /* immediately followed by the payload */
     unsigned char payload[];
@@ -249,6 +255,26 @@ DSM_HIDDEN int  dsm__deferred_pending(void);
 DSM_HIDDEN void dsm__protocol_init(void);
 DSM_HIDDEN int  dsm__cmp_u32(const void *a, const void *b);
 
+/* ---- prefetch.c: dsm_prefetch and DSM_PREFETCH=history ------------------ */
+/* Prefetched pages in flight at most (the posted page receives are sized
+ * for DSM_MAX_WAITERS + this); pages beyond it are not prefetched. */
+#define DSM_PREFETCH_MAX 2048
+DSM_HIDDEN int  dsm__prefetch_init(void);
+/* Communication thread, under the progress token: request the pages of the
+ * queued prefetches.  Returns the number of jobs handled. */
+DSM_HIDDEN int  dsm__prefetch_run(void);
+DSM_HIDDEN int  dsm__prefetch_queued(void);
+/* Under the progress token: prefetched page p arrived for waiter slot w. */
+DSM_HIDDEN void dsm__prefetch_arrived(size_t p, struct dsm_waiter *w, uint32_t id);
+/* Barrier entry: wait until every prefetch of this node is answered. */
+DSM_HIDDEN void dsm__prefetch_drain(void);
+/* History (DSM_PREFETCH=history): page p was fetched or a prefetched copy
+ * used by a fault (fault handler, page lock held); after a barrier; after a
+ * lock acquire that invalidated pages[0..n). */
+DSM_HIDDEN void dsm__history_record(size_t p);
+DSM_HIDDEN void dsm__history_after_barrier(void);
+DSM_HIDDEN void dsm__history_after_acquire(const uint32_t *pages, size_t n);
+
 /* ---- barrier.c ------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__barrier_init(void);
 /* A barrier that also checks that every node passed the same check value;
@@ -259,6 +285,9 @@ enum dsm_coll_kind { DSM_COLL_BARRIER = 0, DSM_COLL_MALLOC, DSM_COLL_FREE, DSM_C
  * barrier are still deferred, so it can set up pages they may ask for. */
 DSM_HIDDEN void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
                                      void (*at_release)(void *), void *arg);
+/* prefetch.c: after a barrier of this kind (epoch advanced): let queued
+ * prefetches go, and run the history prefetch after dsm_barrier. */
+DSM_HIDDEN void dsm__prefetch_after_barrier(enum dsm_coll_kind kind);
 DSM_HIDDEN void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *p);
 DSM_HIDDEN void dsm__on_barrier_release(const struct dsm_wire_hdr *h, const void *p);
 
@@ -342,7 +371,9 @@ struct dsm_stats_raw {
              diffs_applied, invalidations, barriers, barrier_ns, barrier_msgs,
              lock_acquires, lock_wait_ns, msgs_sent, bytes_sent,
              msgs_received, mprotect_calls, atomics, remote_atomics, atomic_ns,
-             pages_migrated;
+             pages_migrated,
+             prefetch_issued, prefetch_used, prefetch_wasted, prefetch_late,
+             page_wait_ns, prefetch_aged;
 };
 extern struct dsm_stats_raw dsm__st DSM_HIDDEN;
 #define DSM_STAT_ADD(field, v) \

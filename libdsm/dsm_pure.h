@@ -61,6 +61,9 @@ enum dsm_pstate {
     DSM_P_IN_FLIGHT,     /* a fetch is under way: PROT_NONE, faulting threads wait */
     DSM_P_READ_ONLY,     /* valid copy, writes trapped: PROT_READ */
     DSM_P_READ_WRITE,    /* valid copy, writable: PROT_READ|PROT_WRITE */
+    DSM_P_PREFETCHED,    /* valid copy brought by a prefetch and not touched
+                            yet: still PROT_NONE, so that the first access
+                            faults, which only opens it (and counts it used) */
     DSM_P_NSTATES
 };
 
@@ -71,6 +74,8 @@ enum dsm_pevent {
     DSM_EV_DOWNGRADE,      /* release/barrier: our writes are flushed, trap again */
     DSM_EV_SERVE,          /* home: another node takes a copy */
     DSM_EV_UNTRACK,        /* home: no other node holds a copy any more */
+    DSM_EV_PREFETCH,       /* the communication thread considers prefetching */
+    DSM_EV_PREFETCHED,     /* a prefetched page arrived from its home */
     DSM_EV_NEVENTS
 };
 
@@ -123,6 +128,7 @@ DSM_HIDDEN int dsm__mq_empty(struct dsm_mqueue *q);
 enum dsm_comm_kind { DSM_COMM_QUEUE = 0, DSM_COMM_DIRECT = 1 };
 enum dsm_poll_kind { DSM_POLL_SPIN = 0, DSM_POLL_ADAPTIVE = 1 };
 enum dsm_stats_kind { DSM_STATS_OFF = 0, DSM_STATS_TEXT = 1, DSM_STATS_JSON = 2 };
+enum dsm_prefetch_kind { DSM_PREFETCH_NONE = 0, DSM_PREFETCH_HISTORY = 1 };
 
 struct dsm_config {
     size_t   heap_size;           /* DSM_HEAP_SIZE */
@@ -139,6 +145,7 @@ struct dsm_config {
     size_t   stack_size;          /* DSM_STACK_SIZE: each OpenMP thread's stack */
     int      check_races;         /* DSM_CHECK=races */
     int      heap_size_set;       /* DSM_HEAP_SIZE was given */
+    enum dsm_prefetch_kind prefetch;  /* DSM_PREFETCH */
 };
 
 #define DSM_DEFAULT_HEAP_SIZE  ((size_t)1 << 30)            /* 1 GiB */

@@ -36,23 +36,38 @@ static int handle(size_t p)
         dsm__fatal("protocol error: fault on page %zu in state %s (home %d)",
                    p, dsm__page_state_name(pg->state), pg->home);
     if (t.actions & DSM_ACT_WAIT) {
-        /* Another thread of this node is fetching it: wait for that fetch,
+        /* Another thread of this node, or the communication thread for a
+         * prefetch, is fetching it: wait for that fetch (no second request),
          * then retry the access. */
+        uint64_t t0 = dsm__now_ns();
         uint32_t seen = __atomic_load_n(&g->installs, __ATOMIC_ACQUIRE);
+        if (pg->flags & DSM_PF_PREFETCHING)
+            DSM_STAT_ADD(prefetch_late, 1);
         dsm__page_unlock(p);
         while (__atomic_load_n(&pg->state, __ATOMIC_ACQUIRE) == DSM_P_IN_FLIGHT) {
             dsm__pt_install_wait(seen);
             seen = __atomic_load_n(&g->installs, __ATOMIC_ACQUIRE);
         }
+        DSM_STAT_ADD(page_wait_ns, dsm__now_ns() - t0);
         return 1;
     }
     if (t.actions & DSM_ACT_FETCH) {
         pg->state = t.next;
         pg->flags &= (uint8_t)~DSM_PF_STALE;
+        if (dsm__unlikely(g->cfg.prefetch == DSM_PREFETCH_HISTORY))
+            dsm__history_record(p);
         dsm__page_unlock(p);
         DSM_STAT_ADD(read_faults, 1);
+        uint64_t t0 = dsm__now_ns();
         dsm__fetch_page(p);
+        DSM_STAT_ADD(page_wait_ns, dsm__now_ns() - t0);
         return 1;   /* a write faults again, on READ_ONLY, and upgrades */
+    }
+    if (pg->state == DSM_P_PREFETCHED) {
+        /* Prefetched and first touched now: the transition only opens it. */
+        DSM_STAT_ADD(prefetch_used, 1);
+        if (dsm__unlikely(g->cfg.prefetch == DSM_PREFETCH_HISTORY))
+            dsm__history_record(p);
     }
     if (home && (t.actions & DSM_ACT_MARK) && g->cfg.check_races &&
         !(pg->flags & (DSM_PF_TWIN | DSM_PF_NOTRAP))) {

@@ -100,6 +100,7 @@ int dsm_init(int *argc, char ***argv)
     must(dsm__alloc_init(), "initialising the allocator");
     must(dsm__barrier_init(), "initialising the barrier");
     must(dsm__lock_init(), "initialising the locks");
+    must(dsm__prefetch_init(), "initialising prefetch");
     dsm__protocol_init();
     memset(&dsm__st, 0, sizeof dsm__st);
     g->epoch = 0;

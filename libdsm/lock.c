@@ -210,6 +210,8 @@ static int acquire(int id, uint16_t flags)
     DSM_STAT_ADD(lock_wait_ns, dsm__now_ns() - t0);
     for (size_t i = 0; i < ctx.n; i++)
         dsm__invalidate_copy(ctx.pages[i], NULL);
+    if (dsm__g.cfg.prefetch == DSM_PREFETCH_HISTORY && ctx.n)
+        dsm__history_after_acquire(ctx.pages, ctx.n);
     free(ctx.pages);
     return 1;
 }

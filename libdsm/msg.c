@@ -71,6 +71,7 @@ struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap)
     m->ext_len = 0;
     m->tag = DSM_TAG;
     m->recv_page = -1;
+    m->recv_npages = 0;
     m->dest = dest;
     m->q.next = NULL;
     return m;

@@ -36,8 +36,25 @@ struct dsm_ptrans dsm__page_transition(enum dsm_pstate s, enum dsm_pevent ev,
             /* Another thread of this node upgraded the page between our trap
              * and our taking the page lock: retry the access. */
             return T(s, 0);
+        case DSM_P_PREFETCHED:
+            /* The copy is here already: only open it (paper 003, 6.1). */
+            if (!is_home)
+                return T(DSM_P_READ_ONLY, DSM_ACT_PROTECT);
+            break;
         default: break;
         }
+        break;
+    case DSM_EV_PREFETCH:
+        /* Only a page with no copy here is requested; anything else (a
+         * valid copy, a fetch under way, the home, unallocated) is left. */
+        if (s == DSM_P_INVALID && !is_home)
+            return T(DSM_P_IN_FLIGHT, DSM_ACT_FETCH);
+        return T(s, 0);
+    case DSM_EV_PREFETCHED:
+        /* Installed in the system view; the application view stays
+         * PROT_NONE until the first access. */
+        if (s == DSM_P_IN_FLIGHT && !is_home)
+            return T(DSM_P_PREFETCHED, 0);
         break;
     case DSM_EV_FETCHED:
         if (s == DSM_P_IN_FLIGHT && !is_home)
@@ -50,12 +67,14 @@ struct dsm_ptrans dsm__page_transition(enum dsm_pstate s, enum dsm_pevent ev,
             return T(DSM_P_INVALID, DSM_ACT_PROTECT | DSM_ACT_DROP_TWIN);
         if (s == DSM_P_INVALID || s == DSM_P_UNALLOC)
             return T(s, 0);
+        if (s == DSM_P_PREFETCHED)    /* never opened: already PROT_NONE */
+            return T(DSM_P_INVALID, 0);
         break;
     case DSM_EV_DOWNGRADE:
         if (s == DSM_P_READ_WRITE)
             return T(DSM_P_READ_ONLY,
                      is_home ? DSM_ACT_PROTECT : DSM_ACT_PROTECT | DSM_ACT_DROP_TWIN);
-        if (s == DSM_P_READ_ONLY || s == DSM_P_INVALID)
+        if (s == DSM_P_READ_ONLY || s == DSM_P_INVALID || s == DSM_P_PREFETCHED)
             return T(s, 0);
         break;
     case DSM_EV_SERVE:
@@ -92,7 +111,7 @@ int dsm__page_prot(enum dsm_pstate s)
 const char *dsm__page_state_name(enum dsm_pstate s)
 {
     static const char *const names[DSM_P_NSTATES] = {
-        "UNALLOC", "INVALID", "IN_FLIGHT", "READ_ONLY", "READ_WRITE"
+        "UNALLOC", "INVALID", "IN_FLIGHT", "READ_ONLY", "READ_WRITE", "PREFETCHED"
     };
     return (unsigned)s < DSM_P_NSTATES ? names[s] : "BAD_STATE";
 }

@@ -128,8 +128,15 @@ void dsm__pt_install_wait(uint32_t seen)
      * page after any of them.  The waiter count lets the installer skip the
      * wake system call when nobody waits. */
     __atomic_fetch_add(&dsm__g.install_waiters, 1, __ATOMIC_SEQ_CST);
+    /* Counted as a sleeping waiter, so that the communication thread keeps
+     * polling for the page (a prefetch's page has no other waiter). */
+    __atomic_fetch_add(&dsm__waiting, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_add(&dsm__sleepers, 1, __ATOMIC_SEQ_CST);
+    dsm__comm_wake();
     while (__atomic_load_n(&dsm__g.installs, __ATOMIC_ACQUIRE) == seen)
         futex(&dsm__g.installs, FUTEX_WAIT_PRIVATE, seen, NULL);
+    __atomic_fetch_sub(&dsm__sleepers, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_sub(&dsm__waiting, 1, __ATOMIC_SEQ_CST);
     __atomic_fetch_sub(&dsm__g.install_waiters, 1, __ATOMIC_SEQ_CST);
 }
 

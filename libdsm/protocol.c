@@ -74,6 +74,7 @@ static int too_early(const struct dsm_wire_hdr *h, const void *payload)
 }
 
 static void on_page_req(const struct dsm_wire_hdr *h);
+static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *pl);
 static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl);
 
 void dsm__serve_deferred(void)
@@ -90,6 +91,8 @@ void dsm__serve_deferred(void)
                 on_page_req(&d->h);
             else if (d->h.type == DSM_MSG_DIFF)
                 on_diff(&d->h, d->payload);
+            else if (d->h.type == DSM_MSG_PREFETCH_REQ)
+                on_prefetch_req(&d->h, d->payload);
             else
                 dsm__on_atomic_req(&d->h, d->payload);
             free(d);
@@ -101,28 +104,28 @@ void dsm__serve_deferred(void)
 
 /* ---- the home side ---- */
 
-static void on_page_req(const struct dsm_wire_hdr *h)
+/* Serve page p to node src, on tag DSM_TAG_PAGE + waiter (a fault's fetch or
+ * one page of a prefetch batch). */
+static void serve_page(size_t p, int src, uint32_t waiter)
 {
-    size_t p = h->id, ps = dsm__g.page_size;
+    size_t ps = dsm__g.page_size;
     struct dsm_page *pg = &dsm__g.pages[p];
     struct dsm_msg *m;
 
-    if (too_early(h, NULL))
-        return;
     if (pg->state == DSM_P_UNALLOC || pg->home != dsm__g.rank)
         dsm__fatal("protocol error: rank %d asked for page %zu, which is %s here; "
                    "this is a libdsm bug or ranks made different allocations",
-                   h->src, p, pg->state == DSM_P_UNALLOC ? "not allocated" : "not homed");
+                   src, p, pg->state == DSM_P_UNALLOC ? "not allocated" : "not homed");
     /* Write-protect first, copy second: a home write racing with the copy
      * either lands before the protection (and is in the copy) or traps and
      * becomes a write notice that invalidates the copy at the next release. */
     dsm__page_lock(p);
     if (pg->flags & DSM_PF_NOTRAP) {
         dsm__notrap_served(p);
-        pg->copyset |= (uint64_t)1 << h->src;
+        pg->copyset |= (uint64_t)1 << src;
         goto send;
     }
-    pg->copyset |= (uint64_t)1 << h->src;
+    pg->copyset |= (uint64_t)1 << src;
     struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_SERVE, 1);
     if (t.actions & DSM_ACT_ERROR)
         dsm__fatal("protocol error: page %zu in state %s cannot be served",
@@ -137,12 +140,35 @@ send:
      * requester's (see DSM_TAG_PAGE).  A home write racing with the send is
      * in this epoch's write notices and invalidates the copy at the next
      * release, before the requester may read the words it changed. */
-    m = dsm__msg_new(DSM_MSG_PAGE_REPLY, h->src, 0);
+    m = dsm__msg_new(DSM_MSG_PAGE_REPLY, src, 0);
     m->ext = dsm__sys_page(p);
     m->ext_len = ps;
-    m->tag = DSM_TAG_PAGE + (int)h->waiter;
+    m->tag = DSM_TAG_PAGE + (int)waiter;
     DSM_STAT_ADD(pages_served, 1);
     dsm__msg_send(m);
+}
+
+static void on_page_req(const struct dsm_wire_hdr *h)
+{
+    if (too_early(h, NULL))
+        return;
+    serve_page(h->id, h->src, h->waiter);
+}
+
+/* A prefetch batch: every page, in the order of the list, on one tag (the
+ * requester posted its receives in that order; prefetch.c). */
+static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
+{
+    if (too_early(h, pl))
+        return;
+    for (size_t i = 0; i < h->len / 4; i++) {
+        uint32_t p;
+        memcpy(&p, pl + 4 * i, 4);
+        if (p >= dsm__g.npages)
+            dsm__fatal("malformed PREFETCH_REQ from rank %d: page %u out of range",
+                       h->src, p);
+        serve_page(p, h->src, h->waiter);
+    }
 }
 
 static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
@@ -182,6 +208,10 @@ void dsm__page_arrived(size_t p, uint32_t waiter)
     struct dsm_page *pg = &dsm__g.pages[p];
     struct dsm_waiter *w = dsm__waiter_at(waiter, DSM_WAIT_PAGE);
 
+    if (!w && (w = dsm__waiter_at(waiter, DSM_WAIT_PREFETCH)) != NULL) {
+        dsm__prefetch_arrived(p, w, waiter);
+        return;
+    }
     if (!w || pg->state != DSM_P_IN_FLIGHT)
         dsm__fatal("protocol error: page %zu arrived but is %s here (waiter %u)",
                    p, dsm__page_state_name(pg->state), waiter);
@@ -298,6 +328,11 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
         if (h->len != 0)
             goto bad;
         dsm__on_atomic_reply(h);
+        break;
+    case DSM_MSG_PREFETCH_REQ:
+        if (h->len == 0 || h->len % 4 || h->len / 4 > DSM_PREFETCH_MAX)
+            goto bad;
+        on_prefetch_req(h, pl);
         break;
     case DSM_MSG_LOCK_REL:
         if (h->id >= (uint32_t)dsm__g.cfg.max_locks ||
@@ -496,6 +531,14 @@ static int invalidate_locked(size_t p, struct dsm_protect_batch *pb, int may_flu
     if (pg->state == DSM_P_IN_FLIGHT) {
         pg->flags |= DSM_PF_STALE;
         dsm__page_unlock(p);
+        return 0;
+    }
+    if (pg->state == DSM_P_PREFETCHED) {
+        /* Never opened: still PROT_NONE, no twin; the prefetch was wasted. */
+        pg->state = dsm__page_transition(pg->state, DSM_EV_INVALIDATE, 0).next;
+        dsm__page_unlock(p);
+        DSM_STAT_ADD(invalidations, 1);
+        DSM_STAT_ADD(prefetch_wasted, 1);
         return 0;
     }
     struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_INVALIDATE, 0);

@@ -64,6 +64,12 @@ static void to_public(const struct dsm_stats_raw *r, struct dsm_stats *s)
     s->remote_atomics = r->remote_atomics;
     s->atomic_time = (double)r->atomic_ns * 1e-9;
     s->pages_migrated = r->pages_migrated;
+    s->prefetch_issued = r->prefetch_issued;
+    s->prefetch_used = r->prefetch_used;
+    s->prefetch_wasted = r->prefetch_wasted;
+    s->prefetch_late = r->prefetch_late;
+    s->prefetch_aged = r->prefetch_aged;
+    s->page_wait_time = (double)r->page_wait_ns * 1e-9;
 }
 
 int dsm_stats_get(struct dsm_stats *out)
@@ -105,7 +111,10 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
                 ",\"lock_acquires\":%" PRIu64 ",\"lock_wait_ms\":%.4f,\"msgs_sent\":%" PRIu64
                 ",\"bytes_sent\":%" PRIu64 ",\"msgs_received\":%" PRIu64 ",\"mprotect_calls\":%" PRIu64
                 ",\"atomics\":%" PRIu64 ",\"remote_atomics\":%" PRIu64 ",\"atomic_ms\":%.4f"
-                ",\"pages_migrated\":%" PRIu64 "}\n",
+                ",\"pages_migrated\":%" PRIu64
+                ",\"page_wait_ms\":%.4f,\"prefetch_issued\":%" PRIu64 ",\"prefetch_used\":%" PRIu64
+                ",\"prefetch_wasted\":%" PRIu64 ",\"prefetch_late\":%" PRIu64
+                ",\"prefetch_aged\":%" PRIu64 ",\"prefetch\":\"%s\"}\n",
                 who, dsm__g.nodes, dsm__g.ops->name,
                 dsm__g.cfg.poll == DSM_POLL_SPIN ? "spin" : "adaptive", dsm__g.page_size,
                 r->read_faults, r->write_faults, r->rmr_count, rmr_ms, r->pages_fetched,
@@ -113,7 +122,9 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
                 r->diffs_applied, r->invalidations, r->barriers, bar_ms, msgs_per_barrier, r->lock_acquires,
                 lock_ms, r->msgs_sent, r->bytes_sent, r->msgs_received, r->mprotect_calls,
                 r->atomics, r->remote_atomics, ms_mean(r->atomic_ns, r->remote_atomics),
-                r->pages_migrated);
+                r->pages_migrated, (double)r->page_wait_ns * 1e-6, r->prefetch_issued,
+                r->prefetch_used, r->prefetch_wasted, r->prefetch_late, r->prefetch_aged,
+                dsm__g.cfg.prefetch == DSM_PREFETCH_HISTORY ? "history" : "none");
     } else {
         fprintf(out, "%6s %8" PRIu64 " %8" PRIu64 " %7" PRIu64 " %8.4f %8" PRIu64
                 " %9.2f %7" PRIu64 " %9.1f %8" PRIu64 " %10.4f %9.1f %7" PRIu64 " %9.4f\n",
@@ -166,6 +177,22 @@ void dsm__stats_print_all(FILE *out, int json)
     total.barriers = job_barriers;
     total.barrier_ns /= (uint64_t)g->nodes;
     print_row(out, json, json ? "\"total\"" : "total", &total, job_barriers);
+    if (!json) {
+        /* Page waits and prefetch (dsm_prefetch(3), DSM_PREFETCH): total
+         * time faulting threads waited for page data, and what prefetch did. */
+        fprintf(out, "%6s %10s %9s %9s %9s %9s %9s   DSM_PREFETCH=%s\n", "rank",
+                "pwait_ms", "pf_issued", "pf_used", "pf_wasted", "pf_late", "pf_aged",
+                g->cfg.prefetch == DSM_PREFETCH_HISTORY ? "history" : "none");
+        for (int r = 0; r <= g->nodes; r++) {
+            const struct dsm_stats_raw *x = r < g->nodes ? &all[r] : &total;
+            char who[16];
+            snprintf(who, sizeof who, r < g->nodes ? "%d" : "total", r);
+            fprintf(out, "%6s %10.3f %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+                    " %9" PRIu64 "\n", who, (double)x->page_wait_ns * 1e-6,
+                    x->prefetch_issued, x->prefetch_used, x->prefetch_wasted,
+                    x->prefetch_late, x->prefetch_aged);
+        }
+    }
     fflush(out);
     free(all);
 }

@@ -30,6 +30,8 @@ enum dsm_msg_type {
     DSM_MSG_LOCK_REL_ACK,     /* waiter */
     DSM_MSG_ATOMIC_REQ,       /* id=page, waiter, payload=struct dsm_wire_atomic */
     DSM_MSG_ATOMIC_REPLY,     /* waiter, arg=result, arg2=second result */
+    DSM_MSG_PREFETCH_REQ,     /* waiter, payload=u32 pages: the home sends each page
+                                 alone on DSM_TAG_PAGE + waiter, in payload order */
     DSM_MSG_NTYPES
 };
 

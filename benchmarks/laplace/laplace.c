@@ -54,6 +54,8 @@ static long opt_size = 4096;
 static long opt_iter = 10;
 static long opt_warmup = 1;
 static const char *opt_forms = "seq,mpi,dsm";
+static const char *opt_prefetch = "none";
+static const char *opt_order = "natural";
 
 static const struct bench_opt opts[] = {
     { "size", BENCH_OPT_LONG, &opt_size, "grid size N (N x N doubles)" },
@@ -61,6 +63,12 @@ static const struct bench_opt opts[] = {
     { "warmup", BENCH_OPT_LONG, &opt_warmup,
       "untimed iterations before the timed ones, in every form" },
     { "forms", BENCH_OPT_STRING, &opt_forms, "forms to run, from seq,mpi,dsm" },
+    { "prefetch", BENCH_OPT_STRING, &opt_prefetch,
+      "dsm form: none, explicit (dsm_prefetch of the neighbours' edge rows after "
+      "each barrier, paper 003's fragment) or history (DSM_PREFETCH=history)" },
+    { "order", BENCH_OPT_STRING, &opt_order,
+      "dsm form: natural (rows in order) or edges-last (the rows that read a "
+      "neighbour's edge row last, so that a prefetch has time to arrive)" },
     { 0, 0, 0, 0 }
 };
 
@@ -288,6 +296,43 @@ struct dsm_run {
     uint64_t barriers;        /* per node */
 };
 
+static int prefetch_explicit, edges_last;
+
+/* --prefetch explicit: ask for the neighbours' edge rows of a (the grid
+ * read next) that rows [i0, i1) read, as paper 003 does with
+ * scash_prefetch(&u[(y_from-1)*XS], pages) and scash_prefetch(&u[y_to*XS],
+ * pages).  Returns at once; the communication thread fetches them. */
+static void prefetch_halo(const double *a, long lo, long hi, long i0, long i1)
+{
+    size_t psz = dsm_page_size(), row = (size_t)n * sizeof(double);
+    long rows[2] = { i0 - 1, i1 };
+
+    for (int k = 0; k < 2; k++) {
+        long r = rows[k];
+        if (r < 0 || r >= n || (r >= lo && r < hi) || i1 <= i0)
+            continue;
+        const char *p = (const char *)(a + (size_t)r * n);
+        size_t off = (uintptr_t)p % psz, pages = (off + row + psz - 1) / psz;
+        if (dsm_prefetch(p, pages) != 0)
+            bench_fatal("dsm_prefetch(row %ld, %zu pages) failed", r, pages);
+    }
+}
+
+/* One sweep of rows [i0, i1) (u: the whole grid, un: likewise), in the
+ * chosen order; every order computes the same values. */
+static void sweep(const double *u, double *un, long i0, long i1)
+{
+    if (i1 <= i0)
+        return;
+    if (!edges_last || i1 - i0 < 3) {
+        relax(u + (size_t)(i0 - 1) * n, un + (size_t)i0 * n, i1 - i0);
+        return;
+    }
+    relax(u + (size_t)i0 * n, un + (size_t)(i0 + 1) * n, i1 - i0 - 2);
+    relax(u + (size_t)(i0 - 1) * n, un + (size_t)i0 * n, 1);
+    relax(u + (size_t)(i1 - 2) * n, un + (size_t)(i1 - 1) * n, 1);
+}
+
 /* On rank 0, *sum_out is the checksum of the shared result, compared with
  * the reference grid (if any) while every other rank waits in a barrier. */
 static struct dsm_run run_dsm(double *sum_out, const char *ref_name,
@@ -321,16 +366,19 @@ static struct dsm_run run_dsm(double *sum_out, const char *ref_name,
     dsm_barrier();
     dsm_stats_reset();
     t0 = bench_now();
+    if (prefetch_explicit)
+        prefetch_halo(u, lo, hi, i0, i1);
     for (it = 0; it < opt_warmup + opt_iter; it++) {
         if (it == opt_warmup) {
             /* Every node just left the same barrier. */
             dsm_stats_reset();
             t0 = bench_now();
         }
-        if (i1 > i0)
-            relax(u + (size_t)(i0 - 1) * n, un + (size_t)i0 * n, i1 - i0);
+        sweep(u, un, i0, i1);
         dsm_barrier();
         t = u; u = un; un = t;
+        if (prefetch_explicit)
+            prefetch_halo(u, lo, hi, i0, i1);
     }
     run.elapsed = bench_now() - t0;
     dsm_stats_get(&st);
@@ -385,6 +433,24 @@ int main(int argc, char **argv)
         strlen(opt_forms) != strspn(opt_forms, "seqmpidsm,") ||
         strlen(opt_forms) > (size_t)(do_seq + do_mpi + do_dsm) * 4 - 1)
         bench_fatal("--forms '%s': give a comma-separated list of seq, mpi, dsm", opt_forms);
+    if (strcmp(opt_prefetch, "none") && strcmp(opt_prefetch, "explicit") &&
+        strcmp(opt_prefetch, "history"))
+        bench_fatal("--prefetch '%s': give none, explicit or history", opt_prefetch);
+    if (strcmp(opt_order, "natural") && strcmp(opt_order, "edges-last"))
+        bench_fatal("--order '%s': give natural or edges-last", opt_order);
+    prefetch_explicit = !strcmp(opt_prefetch, "explicit");
+    edges_last = !strcmp(opt_order, "edges-last");
+    {
+        /* History prefetch is the library's (DSM_PREFETCH); the others
+         * must run without it to be what they say. */
+        const char *env = getenv("DSM_PREFETCH");
+        int hist = !strcmp(opt_prefetch, "history");
+        if (hist)
+            setenv("DSM_PREFETCH", "history", 1);
+        else if (env && !strcmp(env, "history"))
+            bench_fatal("DSM_PREFETCH=history is set but --prefetch is %s; use "
+                        "--prefetch history, or unset DSM_PREFETCH", opt_prefetch);
+    }
     if (n < 3 || n < bench.size)
         bench_fatal("--size %ld is too small for %d ranks (need N >= 3 and N >= ranks)",
                     n, bench.size);
@@ -417,9 +483,12 @@ int main(int argc, char **argv)
     bench_param("size", n);
     bench_param("iter", opt_iter);
     bench_param("warmup", opt_warmup);
+    bench_param_str("prefetch", opt_prefetch);
+    bench_param_str("order", opt_order);
     bench_say("laplace: %ld x %ld, %ld iterations, %d ranks, DSM_COMM=%s DSM_POLL=%s, "
-              "page %zu bytes, forms %s\n", n, n, opt_iter, bench.size, bench.comm_var,
-              bench.poll_var, bench.page_size, opt_forms);
+              "page %zu bytes, forms %s, prefetch %s, order %s\n", n, n, opt_iter,
+              bench.size, bench.comm_var, bench.poll_var, bench.page_size, opt_forms,
+              opt_prefetch, opt_order);
     memset(&d, 0, sizeof d);
     if (do_dsm)
         d = run_dsm(&sum_dsm, ref_name, ref, ref_sum);
@@ -444,6 +513,12 @@ int main(int argc, char **argv)
                       d.barriers ? (double)s->barrier_msgs / d.barriers : 0.0,
                       (unsigned long long)s->read_faults,
                       (unsigned long long)s->write_faults);
+            bench_say("  dsm page wait %.3f ms (all ranks), prefetch (%s): %llu issued, "
+                      "%llu used, %llu wasted, %llu late\n", s->page_wait_time * 1e3,
+                      opt_prefetch, (unsigned long long)s->prefetch_issued,
+                      (unsigned long long)s->prefetch_used,
+                      (unsigned long long)s->prefetch_wasted,
+                      (unsigned long long)s->prefetch_late);
         }
         if (ref)
             bench_say("  hash %016llx (of the %s grid)\n",
@@ -473,6 +548,14 @@ int main(int argc, char **argv)
             bench_result("pages_fetched", (double)s->pages_fetched, "count");
             bench_result("read_faults", (double)s->read_faults, "count");
             bench_result("write_faults", (double)s->write_faults, "count");
+            /* Paper 003's Table 8: total time and page-acquisition wait
+             * (summed over ranks) of the timed loop. */
+            bench_result("total_s", d.elapsed, "s");
+            bench_result("page_wait_ms", s->page_wait_time * 1e3, "ms");
+            bench_result("prefetch_issued", (double)s->prefetch_issued, "pages");
+            bench_result("prefetch_used", (double)s->prefetch_used, "pages");
+            bench_result("prefetch_wasted", (double)s->prefetch_wasted, "pages");
+            bench_result("prefetch_late", (double)s->prefetch_late, "faults");
         }
         bench_result("match", mismatch ? 0 : 1, "bool");
     }

@@ -42,11 +42,13 @@ struct page_recv {
     uint32_t waiter;
     int home;
 };
-/* Posted page receives.  Each belongs to a waiting thread's slot, so there
- * are never more than DSM_MAX_WAITERS: the array is allocated once, because
- * under the direct transport the faulting thread posts its receive itself,
- * inside the SIGSEGV handler, where it must not allocate. */
-static struct page_recv precv[DSM_MAX_WAITERS];
+/* Posted page receives.  Each belongs to a waiting thread's slot, or is one
+ * of at most DSM_PREFETCH_MAX prefetched pages in flight: the array is
+ * allocated once, because under the direct transport the faulting thread
+ * posts its receive itself, inside the SIGSEGV handler, where it must not
+ * allocate. */
+#define DSM_MAX_PAGE_RECVS (DSM_MAX_WAITERS + DSM_PREFETCH_MAX)
+static struct page_recv precv[DSM_MAX_PAGE_RECVS];
 static size_t nprecv;
 
 static uint32_t wake_word;           /* futex the sleeping thread waits on */
@@ -109,8 +111,8 @@ void dsm__comm_recv_cancel(void)
 
 void dsm__comm_post_page_recv(size_t p, int home, uint32_t waiter)
 {
-    if (nprecv == DSM_MAX_WAITERS)
-        dsm__fatal("internal error: more page receives than waiter slots");
+    if (nprecv == DSM_MAX_PAGE_RECVS)
+        dsm__fatal("internal error: more page receives than waiter slots and prefetches");
     struct page_recv *r = &precv[nprecv];
     if (MPI_Irecv(dsm__sys_page(p), (int)dsm__g.page_size, MPI_BYTE, home,
                   DSM_TAG_PAGE + (int)waiter, dsm__g.comm, &r->req) != MPI_SUCCESS)
@@ -164,6 +166,11 @@ void dsm__comm_isend(struct dsm_msg *m)
     int rc;
     if (m->recv_page >= 0)
         dsm__comm_post_page_recv((size_t)m->recv_page, m->dest, m->hdr.waiter);
+    for (size_t i = 0; i < m->recv_npages; i++) {
+        uint32_t p;             /* a prefetch batch: the pages in its payload */
+        memcpy(&p, m->payload + 4 * i, 4);
+        dsm__comm_post_page_recv(p, m->dest, m->hdr.waiter);
+    }
     if (m->ext)
         rc = MPI_Isend(m->ext, (int)m->ext_len, MPI_BYTE, m->dest, m->tag,
                        dsm__g.comm, &m->req);
@@ -255,9 +262,13 @@ static void *comm_main(void *arg)
 
     (void)arg;
     while (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_ACQUIRE)) {
-        int n;
+        int n = 0;
         pthread_mutex_lock(&progress_lock);
-        n = progress_round();
+        /* Prefetches are issued here only, never by a waiting thread (which
+         * may be in the fault handler, where the batches cannot be built). */
+        if (dsm__prefetch_queued())
+            n += dsm__prefetch_run();
+        n += progress_round();
         pthread_mutex_unlock(&progress_lock);
         if (n > 0) {
             last = dsm__now_ns();

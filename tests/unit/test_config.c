@@ -191,6 +191,17 @@ static void test_numbers(void **state)
     assert_int_equal(one_ok("DSM_SPIN_US=1").spin_us, 1);
 }
 
+static void test_prefetch(void **state)
+{
+    (void)state;
+    assert_int_equal(one_ok("TERM=xterm").prefetch, DSM_PREFETCH_NONE);
+    assert_int_equal(one_ok("DSM_PREFETCH=none").prefetch, DSM_PREFETCH_NONE);
+    assert_int_equal(one_ok("DSM_PREFETCH=history").prefetch, DSM_PREFETCH_HISTORY);
+    one_bad("DSM_PREFETCH=explicit", "DSM_PREFETCH");
+    one_bad("DSM_PREFETCH=", "DSM_PREFETCH");
+    one_bad("DSM_PREFETCH=History", "DSM_PREFETCH");
+}
+
 static void test_all_together(void **state)
 {
     char *envp[] = { "OMP_NUM_THREADS=4", "DSM_HEAP_SIZE=2G", "DSM_PAGE_SIZE=64K",
@@ -380,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_base),
         cmocka_unit_test(test_enums),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_prefetch),
         cmocka_unit_test(test_all_together),
         cmocka_unit_test(test_unknown_variable),
         cmocka_unit_test(test_bad_page_size),
