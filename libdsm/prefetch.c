@@ -296,9 +296,11 @@ void dsm__prefetch_arrived(size_t p, struct dsm_waiter *w, uint32_t id)
     } else {
         pg->state = dsm__page_transition(pg->state, DSM_EV_PREFETCHED, 0).next;
     }
-    dsm__page_unlock(p);
+    /* Counted before the page can be used, so that a thread that used it
+     * sees it counted. */
     DSM_STAT_ADD(pages_fetched, 1);
     DSM_STAT_ADD(bytes_fetched, dsm__g.page_size);
+    dsm__page_unlock(p);
     /* The count first, the install second: a draining barrier that sees
      * the install sees the count too. */
     __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);

@@ -79,6 +79,30 @@ static const struct row defined[] = {
       "SERVE INVALID home" },
     { DSM_P_INVALID, DSM_EV_UNTRACK, HOME, DSM_P_INVALID, 0,
       "UNTRACK INVALID home" },
+    /* Prefetch (prefetch.c): only a page with no copy here is requested. */
+    { DSM_P_INVALID, DSM_EV_PREFETCH, NONHOME, DSM_P_IN_FLIGHT, DSM_ACT_FETCH,
+      "PREFETCH INVALID non-home" },
+    { DSM_P_INVALID, DSM_EV_PREFETCH, HOME, DSM_P_INVALID, 0, "PREFETCH INVALID home" },
+    { DSM_P_IN_FLIGHT, DSM_EV_PREFETCH, NONHOME, DSM_P_IN_FLIGHT, 0,
+      "PREFETCH IN_FLIGHT (a fetch under way)" },
+    { DSM_P_READ_ONLY, DSM_EV_PREFETCH, NONHOME, DSM_P_READ_ONLY, 0,
+      "PREFETCH READ_ONLY" },
+    { DSM_P_READ_WRITE, DSM_EV_PREFETCH, NONHOME, DSM_P_READ_WRITE, 0,
+      "PREFETCH READ_WRITE" },
+    { DSM_P_PREFETCHED, DSM_EV_PREFETCH, NONHOME, DSM_P_PREFETCHED, 0,
+      "PREFETCH PREFETCHED" },
+    { DSM_P_UNALLOC, DSM_EV_PREFETCH, NONHOME, DSM_P_UNALLOC, 0, "PREFETCH UNALLOC" },
+    /* The prefetched page arrives: valid, but not opened (no PROTECT). */
+    { DSM_P_IN_FLIGHT, DSM_EV_PREFETCHED, NONHOME, DSM_P_PREFETCHED, 0,
+      "PREFETCHED on IN_FLIGHT" },
+    /* First touch of a prefetched page: only the protection changes. */
+    { DSM_P_PREFETCHED, DSM_EV_FAULT, NONHOME, DSM_P_READ_ONLY, DSM_ACT_PROTECT,
+      "fault on PREFETCHED" },
+    /* A notice drops an untouched prefetched copy; already PROT_NONE. */
+    { DSM_P_PREFETCHED, DSM_EV_INVALIDATE, NONHOME, DSM_P_INVALID, 0,
+      "INVALIDATE PREFETCHED" },
+    { DSM_P_PREFETCHED, DSM_EV_DOWNGRADE, NONHOME, DSM_P_PREFETCHED, 0,
+      "DOWNGRADE PREFETCHED" },
 };
 
 struct bad { enum dsm_pstate s; enum dsm_pevent ev; int is_home; const char *what; };
@@ -91,6 +115,10 @@ static const struct bad impossible[] = {
     { DSM_P_READ_ONLY, DSM_EV_INVALIDATE, HOME, "INVALIDATE READ_ONLY home" },
     { DSM_P_READ_WRITE, DSM_EV_INVALIDATE, HOME, "INVALIDATE READ_WRITE home" },
     { DSM_P_READ_ONLY, DSM_EV_UNTRACK, NONHOME, "UNTRACK READ_ONLY non-home" },
+    { DSM_P_PREFETCHED, DSM_EV_FAULT, HOME, "fault on PREFETCHED home" },
+    { DSM_P_READ_ONLY, DSM_EV_PREFETCHED, NONHOME, "PREFETCHED on READ_ONLY" },
+    { DSM_P_INVALID, DSM_EV_PREFETCHED, NONHOME, "PREFETCHED on INVALID" },
+    { DSM_P_IN_FLIGHT, DSM_EV_PREFETCHED, HOME, "PREFETCHED at the home" },
 };
 
 static void test_defined_transitions(void **state)
@@ -146,6 +174,7 @@ static void test_prot(void **state)
     assert_int_equal(dsm__page_prot(DSM_P_IN_FLIGHT), PROT_NONE);
     assert_int_equal(dsm__page_prot(DSM_P_READ_ONLY), PROT_READ);
     assert_int_equal(dsm__page_prot(DSM_P_READ_WRITE), PROT_READ | PROT_WRITE);
+    assert_int_equal(dsm__page_prot(DSM_P_PREFETCHED), PROT_NONE);
 }
 
 static void test_names(void **state)
