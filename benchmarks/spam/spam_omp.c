@@ -69,25 +69,31 @@ static struct spam_geom g;
 static long n, ncell;
 static int nthr, crit, serial_sort;
 
-/* Particles, sorted by cell; nx.. the other buffer of the counting sort. */
-static double *x, *y, *vx, *vy, *nx, *ny, *nvx, *nvy;
-static long *id, *nid;
-static double *s0, *acc, *fx, *fy;
-static int *cellof;
+/* Particles, sorted by cell: positions (all the force loop reads) apart
+ * from the rest of a particle's state, each an array of structures so
+ * that one particle's data shares a page; np/ns the other buffer of the
+ * counting sort. */
+struct pos { double x, y; };
+struct state { double vx, vy, s0[4], acc[4]; long id, cell; };
+struct force { double x, y; };
+static struct pos *ps, *nps;
+static struct state *ss, *nss;
+static struct force *fc;        /* critical: the shared force array */
 static long *cstart, *ccount;   /* per cell; cstart[ncell] = n */
 static long *ncstart;           /* the sort's new cstart, swapped in after the move */
 
-/* Per thread: column blocks, pair list, force arrays, histogram, counts. */
+/* Per thread: column blocks, pair list, force array, histogram, counts. */
 struct thr {
     int nblk;
     int *blk;                   /* nblk pairs [c0, c1) */
     struct spam_plist pl;
-    double *ftx, *fty;          /* force arrays of its own (reduction) */
+    struct force *ft;           /* force array of its own (reduction) */
     long *hist;                 /* per cell: count, then next slot */
     unsigned long long forces;  /* force computations, whole run */
-    char pad[64];
 };
-static struct thr *th;
+/* Each thread's record is allocated by the thread itself (a page of its
+ * own under the DSM: it writes it all the time); th holds the pointers. */
+static struct thr **th;
 static struct spam_plist gpl;   /* serial sorting's list */
 
 static void set_schedule(long len)
@@ -103,12 +109,20 @@ static void set_schedule(long len)
         omp_set_schedule(omp_sched_dynamic, (int)chunk);
 }
 
-/* Particle range of columns [c0, c1), clipped to the grid. */
+/* First particle of column c0 (clipped to the grid). */
 static long pfirst(int c0)
 {
     if (c0 < 0) c0 = 0;
     if (c0 > g.ncx) c0 = g.ncx;
     return cstart[(long)c0 * g.ncy];
+}
+
+/* The same in the layout before the sort (ncstart, once swapped). */
+static long pfirst_in(const long *cs, int c0)
+{
+    if (c0 < 0) c0 = 0;
+    if (c0 > g.ncx) c0 = g.ncx;
+    return cs[(long)c0 * g.ncy];
 }
 
 /* Record the columns this thread gets from 'omp for schedule(runtime)'
@@ -136,21 +150,24 @@ static void take_columns(struct thr *me, int build)
 
 /* Zero what this thread's force array may hold: with thread sorting, its
  * columns and one column each side; with serial sorting, all of it. */
-static void zero_touched(struct thr *me)
+static void zero_touched_in(struct thr *me, const long *cs)
 {
     int b;
     if (crit)
         return;
     if (serial_sort) {
-        memset(me->ftx, 0, n * sizeof *me->ftx);
-        memset(me->fty, 0, n * sizeof *me->fty);
+        memset(me->ft, 0, n * sizeof *me->ft);
         return;
     }
     for (b = 0; b < me->nblk; b++) {
-        long a = pfirst(me->blk[2 * b] - 1), e = pfirst(me->blk[2 * b + 1] + 1);
-        memset(me->ftx + a, 0, (e - a) * sizeof *me->ftx);
-        memset(me->fty + a, 0, (e - a) * sizeof *me->fty);
+        long a = pfirst_in(cs, me->blk[2 * b] - 1), e = pfirst_in(cs, me->blk[2 * b + 1] + 1);
+        memset(me->ft + a, 0, (e - a) * sizeof *me->ft);
     }
+}
+
+static void zero_touched(struct thr *me)
+{
+    zero_touched_in(me, cstart);
 }
 
 /* --- sorting ------------------------------------------------------------ */
@@ -162,17 +179,17 @@ static void sort_step(void)
 
     /* Cells and per-thread counts, over the particles of each thread's
      * columns in the old order (and the force arrays back to zero). */
-#pragma omp parallel private(t)
+#pragma omp parallel
     {
-        struct thr *me = &th[omp_get_thread_num()];
+        struct thr *me = th[omp_get_thread_num()];
         int b;
         long i;
         zero_touched(me);
         memset(me->hist, 0, ncell * sizeof *me->hist);
         for (b = 0; b < me->nblk; b++)
             for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
-                cellof[i] = spam_cell_of(&g, x[i], y[i]);
-                me->hist[cellof[i]]++;
+                ss[i].cell = spam_cell_of(&g, ps[i].x, ps[i].y);
+                me->hist[ss[i].cell]++;
             }
     }
     /* Prefix: cell by cell, thread by thread (a stable sort: the order
@@ -181,8 +198,8 @@ static void sort_step(void)
     for (c = 0; c < ncell; c++) {
         ncstart[c] = s;
         for (t = 0; t < nthr; t++) {
-            long k = th[t].hist[c];
-            th[t].hist[c] = s;
+            long k = th[t]->hist[c];
+            th[t]->hist[c] = s;
             s += k;
         }
         ccount[c] = s - ncstart[c];
@@ -194,24 +211,22 @@ static void sort_step(void)
     set_schedule(g.ncx);
 #pragma omp parallel
     {
-        struct thr *me = &th[omp_get_thread_num()];
+        struct thr *me = th[omp_get_thread_num()];
         int b;
         long i;
         for (b = 0; b < me->nblk; b++)
             for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
-                long d = me->hist[cellof[i]]++;
-                nx[d] = x[i]; ny[d] = y[i]; nvx[d] = vx[i]; nvy[d] = vy[i]; nid[d] = id[i];
+                long d = me->hist[ss[i].cell]++;
+                nps[d] = ps[i];
+                nss[d] = ss[i];
             }
 #pragma omp barrier
 #pragma omp single
         {
-            double *tp; long *tl;
-            tl = cstart; cstart = ncstart; ncstart = tl;
-            tp = x; x = nx; nx = tp;
-            tp = y; y = ny; ny = tp;
-            tp = vx; vx = nvx; nvx = tp;
-            tp = vy; vy = nvy; nvy = tp;
-            tl = id; id = nid; nid = tl;
+            struct pos *tp = ps; struct state *ts = ss; long *tl = cstart;
+            ps = nps; nps = tp;
+            ss = nss; nss = ts;
+            cstart = ncstart; ncstart = tl;
         }
         take_columns(me, !serial_sort);
     }
@@ -226,22 +241,25 @@ static void sort_step(void)
 
 /* --- forces and the Runge-Kutta stages ---------------------------------- */
 
-static void pair_update(double *mx, double *my, const struct spam_pair *p,
-                        unsigned long long *cnt)
+static void pair_update(struct force *m, const struct spam_pair *p, unsigned long long *cnt)
 {
-    double ffx, ffy;
-    if (!spam_pair_force(x, y, g.ly, p->i, p->j, &ffx, &ffy))
+    double dx = ps[p->i].x - ps[p->j].x, dy = spam_wrap_dy(ps[p->i].y - ps[p->j].y, g.ly);
+    double rr = dx * dx + dy * dy, w, ffx, ffy;
+    if (rr >= SPAM_R * SPAM_R)
         return;
+    w = spam_wp_over_r(rr);
+    ffx = -w * dx;
+    ffy = -w * dy;
     (*cnt)++;
     if (crit) {
 #pragma omp critical
         {
-            fx[p->i] += ffx; fy[p->i] += ffy;
-            fx[p->j] -= ffx; fy[p->j] -= ffy;
+            fc[p->i].x += ffx; fc[p->i].y += ffy;
+            fc[p->j].x -= ffx; fc[p->j].y -= ffy;
         }
     } else {
-        mx[p->i] += ffx; my[p->i] += ffy;
-        mx[p->j] -= ffx; my[p->j] -= ffy;
+        m[p->i].x += ffx; m[p->i].y += ffy;
+        m[p->j].x -= ffx; m[p->j].y -= ffy;
     }
 }
 
@@ -251,7 +269,7 @@ static void stage(int s)
         set_schedule((long)gpl.n);
 #pragma omp parallel
     {
-        struct thr *me = &th[omp_get_thread_num()];
+        struct thr *me = th[omp_get_thread_num()];
         unsigned long long cnt = 0;
         long i, k;
         int b, t;
@@ -261,42 +279,159 @@ static void stage(int s)
         for (b = 0; b < me->nblk; b++)
             for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
                 if (s == 0) {
-                    s0[4 * i] = x[i]; s0[4 * i + 1] = y[i];
-                    s0[4 * i + 2] = vx[i]; s0[4 * i + 3] = vy[i];
+                    ss[i].s0[0] = ps[i].x; ss[i].s0[1] = ps[i].y;
+                    ss[i].s0[2] = ss[i].vx; ss[i].s0[3] = ss[i].vy;
                 }
                 if (crit)
-                    fx[i] = fy[i] = 0.0;
+                    fc[i].x = fc[i].y = 0.0;
             }
+        /* Only the shared force array needs everyone's zeroing done
+         * before any pair adds to it; the rest above is the thread's own. */
+        if (crit) {
 #pragma omp barrier
+        }
         if (serial_sort) {
             long np = (long)gpl.n;
 #pragma omp for schedule(runtime)
             for (k = 0; k < np; k++)
-                pair_update(me->ftx, me->fty, &gpl.p[k], &cnt);
+                pair_update(me->ft, &gpl.p[k], &cnt);
         } else {
             long np = (long)me->pl.n;
             for (k = 0; k < np; k++)
-                pair_update(me->ftx, me->fty, &me->pl.p[k], &cnt);
+                pair_update(me->ft, &me->pl.p[k], &cnt);
 #pragma omp barrier
         }
         me->forces += cnt;
         for (b = 0; b < me->nblk; b++)
             for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
                 double sx, sy;
+                struct state *q = &ss[i];
                 if (crit) {
-                    sx = fx[i]; sy = fy[i];
+                    sx = fc[i].x; sy = fc[i].y;
                 } else {
                     sx = sy = 0.0;
                     for (t = 0; t < nthr; t++) {
-                        sx += th[t].ftx[i];
-                        sy += th[t].fty[i];
+                        sx += th[t]->ft[i].x;
+                        sy += th[t]->ft[i].y;
                     }
                 }
-                spam_rk_stage(s, &x[i], &y[i], &vx[i], &vy[i], &s0[4 * i], &acc[4 * i], sx, sy);
+                spam_rk_stage(s, &ps[i].x, &ps[i].y, &q->vx, &q->vy, q->s0, q->acc, sx, sy);
                 if (s == 3)
-                    spam_boundary(&g, &x[i], &y[i], &vx[i]);
+                    spam_boundary(&g, &ps[i].x, &ps[i].y, &q->vx);
             }
     }
+}
+
+/* --- thread sorting: the whole time loop in one parallel region --------- */
+
+/* With per-thread pair lists a thread needs the others only where their
+ * columns meet its own, so the time loop runs in one parallel region, and
+ * a step has ten barriers (three in the sort, two per Runge-Kutta stage but
+ * the last): under the DSM each is a round of diffs and write notices.
+ * The initial thread takes the times at barriers (sort, then the stages). */
+static void run_fused(long steps, double *t_sort, double *t_force)
+{
+    double ts = 0.0, tf = 0.0;
+#pragma omp parallel
+    {
+        struct thr *me = th[omp_get_thread_num()];
+        unsigned long long cnt = 0;
+        double t0 = 0.0, t1 = 0.0;
+        long st, i, k;
+        int b, s, t;
+
+        for (st = 0; st < steps; st++) {
+            const long *old = cstart;   /* the single below swaps it */
+#pragma omp master
+            t0 = omp_get_wtime();
+            /* Count the cells of its own particles (old layout). */
+            memset(me->hist, 0, ncell * sizeof *me->hist);
+            for (b = 0; b < me->nblk; b++)
+                for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
+                    ss[i].cell = spam_cell_of(&g, ps[i].x, ps[i].y);
+                    me->hist[ss[i].cell]++;
+                }
+#pragma omp barrier
+            /* Everyone's last reduction is done: clear its force array. */
+            zero_touched_in(me, old);
+#pragma omp single
+            {
+                long c, sum = 0;
+                struct pos *tp = ps; struct state *tq = ss; long *tl = cstart;
+                for (c = 0; c < ncell; c++) {
+                    ncstart[c] = sum;
+                    for (t = 0; t < nthr; t++) {
+                        long h = th[t]->hist[c];
+                        th[t]->hist[c] = sum;
+                        sum += h;
+                    }
+                    ccount[c] = sum - ncstart[c];
+                }
+                ncstart[ncell] = sum;
+                /* The new layout becomes ps, ss, cstart; the old one is
+                 * read from nps, nss, ncstart by the move below. */
+                ps = nps; nps = tp;
+                ss = nss; nss = tq;
+                cstart = ncstart; ncstart = tl;
+            }
+            for (b = 0; b < me->nblk; b++)
+                for (i = pfirst_in(ncstart, me->blk[2 * b]);
+                     i < pfirst_in(ncstart, me->blk[2 * b + 1]); i++) {
+                    long d = me->hist[nss[i].cell]++;
+                    ps[d] = nps[i];
+                    ss[d] = nss[i];
+                }
+            take_columns(me, 1);
+#pragma omp barrier
+#pragma omp master
+            {
+                t1 = omp_get_wtime();
+                ts += t1 - t0;
+            }
+            for (s = 0; s < 4; s++) {
+                if (s > 0)
+                    zero_touched(me);
+                if (s == 0)
+                    for (b = 0; b < me->nblk; b++)
+                        for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
+                            ss[i].s0[0] = ps[i].x; ss[i].s0[1] = ps[i].y;
+                            ss[i].s0[2] = ss[i].vx; ss[i].s0[3] = ss[i].vy;
+                        }
+                for (k = 0; k < (long)me->pl.n; k++)
+                    pair_update(me->ft, &me->pl.p[k], &cnt);
+#pragma omp barrier
+                for (b = 0; b < me->nblk; b++)
+                    for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
+                        double sx, sy;
+                        struct state *q = &ss[i];
+                        if (crit) {
+                            /* read and cleared by its owner alone: zero
+                             * again before the next stage's pairs */
+                            sx = fc[i].x; sy = fc[i].y;
+                            fc[i].x = fc[i].y = 0.0;
+                        } else {
+                            sx = sy = 0.0;
+                            for (t = 0; t < nthr; t++) {
+                                sx += th[t]->ft[i].x;
+                                sy += th[t]->ft[i].y;
+                            }
+                        }
+                        spam_rk_stage(s, &ps[i].x, &ps[i].y, &q->vx, &q->vy, q->s0, q->acc,
+                                      sx, sy);
+                        if (s == 3)
+                            spam_boundary(&g, &ps[i].x, &ps[i].y, &q->vx);
+                    }
+                if (s < 3) {
+#pragma omp barrier
+                }
+            }
+#pragma omp master
+            tf += omp_get_wtime() - t1;
+        }
+        me->forces += cnt;
+    }
+    *t_sort = ts;
+    *t_force = tf;
 }
 
 /* --- set-up: the initial state, its first sort, the parallel first touch */
@@ -321,27 +456,31 @@ static void setup(double *ix, double *iy, double *ivx, double *ivy)
     set_schedule(g.ncx);
 #pragma omp parallel
     {
-        struct thr *me = &th[omp_get_thread_num()];
+        struct thr *me;
         int b;
         long k;
         /* Each thread allocates and first touches what is its own. */
+        me = calloc(1, sizeof *me);
+        if (!me)
+            obench_fatal("out of memory for a thread's record");
+        th[omp_get_thread_num()] = me;
         me->blk = malloc(2 * (g.ncx + 1) * sizeof *me->blk);
         me->hist = calloc(ncell, sizeof *me->hist);
-        me->ftx = crit ? NULL : calloc(n, sizeof *me->ftx);
-        me->fty = crit ? NULL : calloc(n, sizeof *me->fty);
-        if (!me->blk || !me->hist || (!crit && (!me->ftx || !me->fty)))
+        me->ft = crit ? NULL : calloc(n, sizeof *me->ft);
+        if (!me->blk || !me->hist || (!crit && !me->ft))
             obench_fatal("out of memory for a thread's arrays");
         take_columns(me, 0);
 #pragma omp barrier
         for (b = 0; b < me->nblk; b++)
             for (k = pfirst(me->blk[2 * b]); k < pfirst(me->blk[2 * b + 1]); k++) {
                 long j = order[k];
-                x[k] = ix[j]; y[k] = iy[j]; vx[k] = ivx[j]; vy[k] = ivy[j]; id[k] = j;
-                nx[k] = ny[k] = nvx[k] = nvy[k] = 0.0; nid[k] = 0;
-                s0[4 * k] = s0[4 * k + 1] = s0[4 * k + 2] = s0[4 * k + 3] = 0.0;
-                acc[4 * k] = acc[4 * k + 1] = acc[4 * k + 2] = acc[4 * k + 3] = 0.0;
-                fx[k] = fy[k] = 0.0;
-                cellof[k] = 0;
+                memset(&ss[k], 0, sizeof ss[k]);
+                memset(&nss[k], 0, sizeof nss[k]);
+                ps[k].x = ix[j]; ps[k].y = iy[j];
+                nps[k].x = nps[k].y = 0.0;
+                ss[k].vx = ivx[j]; ss[k].vy = ivy[j]; ss[k].id = j;
+                if (crit)
+                    fc[k].x = fc[k].y = 0.0;
             }
     }
     free(pos);
@@ -388,14 +527,9 @@ int main(int argc, char **argv)
 
     ix = xcalloc(n, sizeof *ix); iy = xcalloc(n, sizeof *iy);
     ivx = xcalloc(n, sizeof *ivx); ivy = xcalloc(n, sizeof *ivy);
-    x = xcalloc(n, sizeof *x); y = xcalloc(n, sizeof *y);
-    vx = xcalloc(n, sizeof *vx); vy = xcalloc(n, sizeof *vy);
-    nx = xcalloc(n, sizeof *nx); ny = xcalloc(n, sizeof *ny);
-    nvx = xcalloc(n, sizeof *nvx); nvy = xcalloc(n, sizeof *nvy);
-    id = xcalloc(n, sizeof *id); nid = xcalloc(n, sizeof *nid);
-    s0 = xcalloc(4 * n, sizeof *s0); acc = xcalloc(4 * n, sizeof *acc);
-    fx = xcalloc(n, sizeof *fx); fy = xcalloc(n, sizeof *fy);
-    cellof = xcalloc(n, sizeof *cellof);
+    ps = xcalloc(n, sizeof *ps); nps = xcalloc(n, sizeof *nps);
+    ss = xcalloc(n, sizeof *ss); nss = xcalloc(n, sizeof *nss);
+    fc = xcalloc(n, sizeof *fc);
     cstart = xcalloc(ncell + 1, sizeof *cstart);
     ncstart = xcalloc(ncell + 1, sizeof *ncstart);
     ccount = xcalloc(ncell, sizeof *ccount);
@@ -408,20 +542,25 @@ int main(int argc, char **argv)
     setup(ix, iy, ivx, ivy);
 
     t0 = omp_get_wtime();
-    for (st = 0; st < opt_steps; st++) {
-        int s;
-        t1 = omp_get_wtime();
-        sort_step();
-        t_sort += omp_get_wtime() - t1;
-        t1 = omp_get_wtime();
-        for (s = 0; s < 4; s++)
-            stage(s);
-        t_force += omp_get_wtime() - t1;
+    if (serial_sort) {
+        for (st = 0; st < opt_steps; st++) {
+            int s;
+            t1 = omp_get_wtime();
+            sort_step();
+            t_sort += omp_get_wtime() - t1;
+            t1 = omp_get_wtime();
+            for (s = 0; s < 4; s++)
+                stage(s);
+            t_force += omp_get_wtime() - t1;
+        }
+    } else {
+        run_fused(opt_steps, &t_sort, &t_force);
     }
     loop = omp_get_wtime() - t0;
 
     for (i = 0; i < n; i++) {
-        ix[id[i]] = x[i]; iy[id[i]] = y[i]; ivx[id[i]] = vx[i]; ivy[id[i]] = vy[i];
+        long k = ss[i].id;
+        ix[k] = ps[i].x; iy[k] = ps[i].y; ivx[k] = ss[i].vx; ivy[k] = ss[i].vy;
     }
     e1 = spam_energy(&g, ix, iy, ivx, ivy);
     sum = spam_checksum(n, ix, iy);
@@ -434,10 +573,10 @@ int main(int argc, char **argv)
            100 * t_sort / loop, 100 * (loop - t_force - t_sort) / loop);
     printf("  force computations per step, per thread:");
     for (t = 0; t < nthr; t++) {
-        printf(" %.0f", (double)th[t].forces / opt_steps);
-        total += th[t].forces;
-        if (th[t].forces > mx)
-            mx = th[t].forces;
+        printf(" %.0f", (double)th[t]->forces / opt_steps);
+        total += th[t]->forces;
+        if (th[t]->forces > mx)
+            mx = th[t]->forces;
     }
     printf("\n  force imbalance (max / mean over threads) %.4f\n",
            (double)mx * nthr / (double)total);
@@ -457,7 +596,7 @@ int main(int argc, char **argv)
     obench_result("force_imbalance", (double)mx * nthr / (double)total, "ratio");
     for (t = 0; t < nthr; t++) {
         snprintf(metric, sizeof metric, "forces_thread%d", t);
-        obench_result(metric, (double)th[t].forces / opt_steps, "per_step");
+        obench_result(metric, (double)th[t]->forces / opt_steps, "per_step");
     }
     obench_emit();
     if (!(rel < SPAM_ETOL))
