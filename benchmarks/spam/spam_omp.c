@@ -74,13 +74,17 @@ static int nthr, crit, serial_sort;
  * that one particle's data shares a page; np/ns the other buffer of the
  * counting sort. */
 struct pos { double x, y; };
-struct state { double vx, vy, s0[4], acc[4]; long id, cell; };
+struct state { double vx, vy; long id, cell; };
+/* A step's Runge-Kutta values of one particle: the start (s0), the
+ * accumulated slopes (acc) and the stage velocity (v). */
+struct rk { double s0[4], acc[4], v[2]; };
 struct force { double x, y; };
 static struct pos *ps, *nps;
 static struct state *ss, *nss;
 static struct force *fc;        /* critical: the shared force array */
 static long *cstart, *ccount;   /* per cell; cstart[ncell] = n */
 static long *ncstart;           /* the sort's new cstart, swapped in after the move */
+static struct rk *rkg;          /* serial sorting: per particle, shared */
 
 /* Per thread: column blocks, pair list, force array, histogram, counts. */
 struct thr {
@@ -89,6 +93,8 @@ struct thr {
     struct spam_plist pl;
     struct force *ft;           /* force array of its own (reduction) */
     long *hist;                 /* per cell: count, then next slot */
+    struct rk *rk;              /* thread sorting: its particles' RK values, */
+    long nrk;                   /* in the order it visits them (private) */
     unsigned long long forces;  /* force computations, whole run */
 };
 /* Each thread's record is allocated by the thread itself (a page of its
@@ -279,8 +285,9 @@ static void stage(int s)
         for (b = 0; b < me->nblk; b++)
             for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
                 if (s == 0) {
-                    ss[i].s0[0] = ps[i].x; ss[i].s0[1] = ps[i].y;
-                    ss[i].s0[2] = ss[i].vx; ss[i].s0[3] = ss[i].vy;
+                    rkg[i].s0[0] = ps[i].x; rkg[i].s0[1] = ps[i].y;
+                    rkg[i].s0[2] = rkg[i].v[0] = ss[i].vx;
+                    rkg[i].s0[3] = rkg[i].v[1] = ss[i].vy;
                 }
                 if (crit)
                     fc[i].x = fc[i].y = 0.0;
@@ -305,7 +312,7 @@ static void stage(int s)
         for (b = 0; b < me->nblk; b++)
             for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
                 double sx, sy;
-                struct state *q = &ss[i];
+                struct rk *q = &rkg[i];
                 if (crit) {
                     sx = fc[i].x; sy = fc[i].y;
                 } else {
@@ -315,9 +322,12 @@ static void stage(int s)
                         sy += th[t]->ft[i].y;
                     }
                 }
-                spam_rk_stage(s, &ps[i].x, &ps[i].y, &q->vx, &q->vy, q->s0, q->acc, sx, sy);
-                if (s == 3)
-                    spam_boundary(&g, &ps[i].x, &ps[i].y, &q->vx);
+                spam_rk_stage(s, &ps[i].x, &ps[i].y, &q->v[0], &q->v[1], q->s0, q->acc, sx, sy);
+                if (s == 3) {
+                    spam_boundary(&g, &ps[i].x, &ps[i].y, &q->v[0]);
+                    ss[i].vx = q->v[0];
+                    ss[i].vy = q->v[1];
+                }
             }
     }
 }
@@ -388,22 +398,38 @@ static void run_fused(long steps, double *t_sort, double *t_force)
                 t1 = omp_get_wtime();
                 ts += t1 - t0;
             }
+            /* Its particles' RK values live in an array of its own, in the
+             * order it visits them: only the positions (which the
+             * neighbours read) are written to shared pages every stage,
+             * the velocities once a step. */
+            k = 0;
+            for (b = 0; b < me->nblk; b++)
+                k += pfirst(me->blk[2 * b + 1]) - pfirst(me->blk[2 * b]);
+            if (k > me->nrk) {
+                free(me->rk);
+                me->nrk = k + k / 4 + 64;
+                me->rk = malloc(me->nrk * sizeof *me->rk);
+                if (!me->rk)
+                    obench_fatal("out of memory for a thread's RK values");
+            }
             for (s = 0; s < 4; s++) {
+                struct rk *q = me->rk;
                 if (s > 0)
                     zero_touched(me);
                 if (s == 0)
                     for (b = 0; b < me->nblk; b++)
-                        for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
-                            ss[i].s0[0] = ps[i].x; ss[i].s0[1] = ps[i].y;
-                            ss[i].s0[2] = ss[i].vx; ss[i].s0[3] = ss[i].vy;
+                        for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++, q++) {
+                            q->s0[0] = ps[i].x; q->s0[1] = ps[i].y;
+                            q->s0[2] = q->v[0] = ss[i].vx;
+                            q->s0[3] = q->v[1] = ss[i].vy;
                         }
+                q = me->rk;
                 for (k = 0; k < (long)me->pl.n; k++)
                     pair_update(me->ft, &me->pl.p[k], &cnt);
 #pragma omp barrier
                 for (b = 0; b < me->nblk; b++)
-                    for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++) {
+                    for (i = pfirst(me->blk[2 * b]); i < pfirst(me->blk[2 * b + 1]); i++, q++) {
                         double sx, sy;
-                        struct state *q = &ss[i];
                         if (crit) {
                             /* read and cleared by its owner alone: zero
                              * again before the next stage's pairs */
@@ -416,10 +442,13 @@ static void run_fused(long steps, double *t_sort, double *t_force)
                                 sy += th[t]->ft[i].y;
                             }
                         }
-                        spam_rk_stage(s, &ps[i].x, &ps[i].y, &q->vx, &q->vy, q->s0, q->acc,
-                                      sx, sy);
-                        if (s == 3)
-                            spam_boundary(&g, &ps[i].x, &ps[i].y, &q->vx);
+                        spam_rk_stage(s, &ps[i].x, &ps[i].y, &q->v[0], &q->v[1], q->s0,
+                                      q->acc, sx, sy);
+                        if (s == 3) {
+                            spam_boundary(&g, &ps[i].x, &ps[i].y, &q->v[0]);
+                            ss[i].vx = q->v[0];
+                            ss[i].vy = q->v[1];
+                        }
                     }
                 if (s < 3) {
 #pragma omp barrier
@@ -530,6 +559,7 @@ int main(int argc, char **argv)
     ps = xcalloc(n, sizeof *ps); nps = xcalloc(n, sizeof *nps);
     ss = xcalloc(n, sizeof *ss); nss = xcalloc(n, sizeof *nss);
     fc = xcalloc(n, sizeof *fc);
+    rkg = serial_sort ? xcalloc(n, sizeof *rkg) : NULL;
     cstart = xcalloc(ncell + 1, sizeof *cstart);
     ncstart = xcalloc(ncell + 1, sizeof *ncstart);
     ccount = xcalloc(ncell, sizeof *ccount);
