@@ -56,7 +56,7 @@ static long tcap;
 
 /* Ghost exchange of the step: per peer, the owned particles sent (indices)
  * and the ghosts received (counts, in peer order). */
-static int *scount, *sdispl, *rcount, *rdispl;
+static int *scount, *rcount;
 static long *sidx, nsend;
 static double *sbuf, *rbuf;
 static long sbuf_cap, rbuf_cap;
@@ -716,7 +716,6 @@ int main(int argc, char **argv)
     cstart = xmalloc((long)g.ncx * g.ncy * sizeof *cstart);
     ccount = xmalloc((long)g.ncx * g.ncy * sizeof *ccount);
     scount = xmalloc(nranks * sizeof *scount); rcount = xmalloc(nranks * sizeof *rcount);
-    sdispl = xmalloc(nranks * sizeof *sdispl); rdispl = xmalloc(nranks * sizeof *rdispl);
     nlists = !strcmp(opt_sorting, "thread") && nthreads > 1 ? nthreads : 1;
     plist = calloc(nlists, sizeof *plist);
     tfx = calloc(nthreads, sizeof *tfx);

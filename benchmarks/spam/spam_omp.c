@@ -17,7 +17,12 @@
  * step's sort it counts and moves them.  So a thread writes the same part
  * of every array every step, and under the DSM the pages of that part stay
  * at home on its rank (first touch, parallel initialisation); only pages
- * at block edges are shared.
+ * at block edges are shared.  To keep those few: positions (what the
+ * neighbours read) are one array of {x, y}, the rest of a particle's state
+ * another array of structures, and with thread sorting each thread keeps
+ * its particles' Runge-Kutta values in an array of its own; and the whole
+ * time loop is one parallel region with 10 barriers a step (run_fused).
+ * docs/RESULTS.md (SPAM) has the DSM statistics behind these choices.
  *
  * Sorting (--sorting): 'thread' (the default) - every thread lists the
  * pairs of its columns in a list of its own and computes their forces
@@ -34,6 +39,9 @@
  * threads' columns); 'critical' - '#pragma omp critical' around each pair's
  * update of the shared force array (the paper's Fig. 2; very slow across
  * processes: one DSM lock per pair).
+ *
+ * With --sorting serial the step is the paper's sequence of parallel loops
+ * (sort_step, stage: a region per phase).
  *
  * Timing, on the initial thread: time per step over --steps steps (the
  * initial state, its first sort and the parallel first-touch copy are not
