@@ -73,8 +73,8 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 #define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_BASE, DSM_COMM, DSM_POLL, " \
-              "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, and for the " \
-              "OpenMP shim DSM_THREADS_PER_RANK, DSM_STACK_SIZE, DSM_CHECK"
+              "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, DSM_TRACE, " \
+              "and for the OpenMP shim DSM_THREADS_PER_RANK, DSM_STACK_SIZE, DSM_CHECK"
 
 int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                       size_t os_page, char *err, size_t errlen)
@@ -94,6 +94,7 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
     cfg->stack_size = DSM_DEFAULT_STACK_SIZE;
     cfg->check_races = 0;
     cfg->heap_size_set = 0;
+    cfg->trace_prefix = NULL;
     if (err && errlen)
         err[0] = '\0';
 
@@ -178,6 +179,13 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
             else if (!strcmp(v, "0") || !strcmp(v, "none")) cfg->check_races = 0;
             else return fail(err, errlen,
                     "DSM_CHECK=%s: bad value; choose DSM_CHECK=races or DSM_CHECK=none", v);
+        } else if (IS("DSM_TRACE")) {
+            /* The log of rank N goes to PREFIX.N (trace.c); empty is off. */
+            if (strlen(v) > 4000)
+                return fail(err, errlen,
+                    "DSM_TRACE=%.40s...: bad value; give a file name prefix shorter than "
+                    "4000 bytes, e.g. DSM_TRACE=/tmp/run (writes /tmp/run.0, /tmp/run.1, ...)", v);
+            cfg->trace_prefix = *v ? v : NULL;
         } else {
             return fail(err, errlen,
                 "unknown environment variable %.*s; libdsm knows " KNOWN

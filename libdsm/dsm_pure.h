@@ -139,6 +139,7 @@ struct dsm_config {
     size_t   stack_size;          /* DSM_STACK_SIZE: each OpenMP thread's stack */
     int      check_races;         /* DSM_CHECK=races */
     int      heap_size_set;       /* DSM_HEAP_SIZE was given */
+    const char *trace_prefix;     /* DSM_TRACE: event log PREFIX.RANK, or NULL */
 };
 
 #define DSM_DEFAULT_HEAP_SIZE  ((size_t)1 << 30)            /* 1 GiB */

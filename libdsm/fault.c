@@ -20,7 +20,25 @@
 
 uint32_t dsm__upgrades;
 
+/* The fault's kind in its FAULT_END trace event (dsm-trace(5)). */
+enum { FK_READ = 0, FK_WRITE = 1, FK_INFLIGHT = 2, FK_PROTECT = 3, FK_NOTOURS = 4 };
+
+static int handle_kind(size_t p, int *kind, uint64_t *wait_ns);
+
 static int handle(size_t p)
+{
+    int kind = FK_NOTOURS, rc;
+    uint64_t wait_ns = 0;
+    if (dsm__likely(!dsm__trace_on))
+        return handle_kind(p, &kind, &wait_ns);
+    int home = dsm__g.pages[p].home;
+    dsm__trace_enter_ev(DSM_TR_FAULT_BEGIN, 0, home, p, 0);
+    rc = handle_kind(p, &kind, &wait_ns);
+    dsm__trace_leave_ev(DSM_TR_FAULT_END, kind, home, p, wait_ns);
+    return rc;
+}
+
+static int handle_kind(size_t p, int *kind, uint64_t *wait_ns)
 {
     struct dsm_global *g = &dsm__g;
     struct dsm_page *pg = &g->pages[p];
@@ -39,11 +57,14 @@ static int handle(size_t p)
         /* Another thread of this node is fetching it: wait for that fetch,
          * then retry the access. */
         uint32_t seen = __atomic_load_n(&g->installs, __ATOMIC_ACQUIRE);
+        uint64_t t0 = dsm__now_ns();
         dsm__page_unlock(p);
+        *kind = FK_INFLIGHT;
         while (__atomic_load_n(&pg->state, __ATOMIC_ACQUIRE) == DSM_P_IN_FLIGHT) {
             dsm__pt_install_wait(seen);
             seen = __atomic_load_n(&g->installs, __ATOMIC_ACQUIRE);
         }
+        *wait_ns = dsm__now_ns() - t0;
         return 1;
     }
     if (t.actions & DSM_ACT_FETCH) {
@@ -51,7 +72,10 @@ static int handle(size_t p)
         pg->flags &= (uint8_t)~DSM_PF_STALE;
         dsm__page_unlock(p);
         DSM_STAT_ADD(read_faults, 1);
+        *kind = FK_READ;
+        uint64_t t0 = dsm__now_ns();
         dsm__fetch_page(p);
+        *wait_ns = dsm__now_ns() - t0;
         return 1;   /* a write faults again, on READ_ONLY, and upgrades */
     }
     if (home && (t.actions & DSM_ACT_MARK) && g->cfg.check_races &&
@@ -68,6 +92,9 @@ static int handle(size_t p)
     if (t.actions & DSM_ACT_MARK) {
         dsm__pt_mark_written(p);
         DSM_STAT_ADD(write_faults, 1);
+        *kind = FK_WRITE;
+    } else {
+        *kind = FK_PROTECT;
     }
     if (t.actions & DSM_ACT_PROTECT) {
         if (t.next == DSM_P_READ_WRITE)

@@ -90,6 +90,8 @@ void dsm__waiter_complete(struct dsm_waiter *w)
 {
     if (__atomic_sub_fetch(&w->remaining, 1, __ATOMIC_ACQ_REL) > 0)
         return;
+    /* Before done is set: the waiter's WAIT_END comes later in time. */
+    DSM_TRACE(DSM_TR_COMPLETE, w->kind, -1, (uint64_t)(w - table), 0);
     /* Release: the reply's effects (installed page, collected notices) are
      * visible to the waiter once it sees done.  The waiter sets sleeping
      * before its last check of done, and we set done before reading
@@ -120,8 +122,11 @@ void dsm__waiter_wait(uint32_t id)
     uint64_t t0 = 0;
     unsigned long i;
 
-    if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+    DSM_TRACE(DSM_TR_WAIT_BEGIN, w->kind, -1, id, 0);
+    if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
+        DSM_TRACE(DSM_TR_WAIT_END, w->kind, -1, id, 0);
         return;
+    }
     __atomic_fetch_add(&dsm__waiting, 1, __ATOMIC_SEQ_CST);
     for (i = 0;; i++) {
         if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
@@ -160,6 +165,7 @@ void dsm__waiter_wait(uint32_t id)
         sleep_on(w, 10000000);
     }
     __atomic_fetch_sub(&dsm__waiting, 1, __ATOMIC_SEQ_CST);
+    DSM_TRACE(DSM_TR_WAIT_END, w->kind, -1, id, 0);
 }
 
 void dsm__waiter_put(uint32_t id)
