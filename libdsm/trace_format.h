@@ -73,7 +73,8 @@ enum dsm_trace_kind {
     DSM_TR_RECV,             /* sub=msg type, peer=src, a, b as SEND; handling starts */
     DSM_TR_HANDLED,          /* sub=msg type: handling of the last RECV ends */
     DSM_TR_WAIT_BEGIN,       /* sub=wait kind, a=waiter slot */
-    DSM_TR_WAIT_END,         /* sub=wait kind, a=waiter slot */
+    DSM_TR_WAIT_END,         /* sub=wait kind | 0x80 if it did not wait at all
+                              * | 0x40 if it slept (was woken), a=slot */
     DSM_TR_COMPLETE,         /* a=waiter slot: a reply handled here ended its wait */
     DSM_TR_BARRIER_ENTER,    /* sub=collective kind, a=epoch */
     DSM_TR_BARRIER_LEAVE,    /* sub, a=epoch, b=messages sent during it */

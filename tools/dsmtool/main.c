@@ -4,6 +4,7 @@
  *   dsmtool timeline PREFIX -o FILE.png [--width N] | --json FILE.json
  *   dsmtool simulate PREFIX [-m MODEL]... [--set KEY=VALUE]... [--json]
  *   dsmtool sweep PREFIX [-m MODEL] [--factors LIST] [--png FILE] [--json]
+ *   dsmtool dump PREFIX
  *   dsmtool calibrate --pingpong FILE --rmr FILE --rmr-trace PREFIX
  *                     [--barrier FILE --barrier-trace PREFIX] [-o MODEL]
  * dsmtool(1) says what each prints.  Single-threaded.
@@ -26,6 +27,8 @@ static const char usage_text[] =
     "  calibrate --pingpong FILE --rmr FILE --rmr-trace PREFIX\n"
     "            [--barrier FILE --barrier-trace PREFIX] [-o MODEL]\n"
     "                                    fit this machine's model\n"
+    "  dump PREFIX                       every event as text: rank thread time_us kind\n"
+    "                                    sub peer a b\n"
     "PREFIX is the DSM_TRACE value of the run (files PREFIX.0, PREFIX.1, ...).\n"
     "See dsmtool(1), dsm-trace(5).\n";
 
@@ -66,6 +69,24 @@ static int cmd_report_main(int argc, char **argv)
     int rc = cmd_report(&t, json, stdout);
     tr_free(&t);
     return rc ? 1 : 0;
+}
+
+static int cmd_dump_main(int argc, char **argv)
+{
+    if (argc != 1 || argv[0][0] == '-')
+        usage_error("dump: give the trace PREFIX");
+    struct tr_trace t;
+    load_or_die(&t, argv[0]);
+    for (int r = 0; r < t.nranks; r++)
+        for (int k = 0; k < t.r[r].nth; k++)
+            for (size_t i = 0; i < t.r[r].th[k].n; i++) {
+                const struct dsm_trace_rec *e = &t.r[r].th[k].ev[i];
+                printf("%d %d %.3f %s %u %d %llu %llu\n", r, t.r[r].th[k].tid, (double)e->t * 1e-3,
+                       tr_kind_name(e->kind), e->sub, e->peer, (unsigned long long)e->a,
+                       (unsigned long long)e->b);
+            }
+    tr_free(&t);
+    return 0;
 }
 
 static int cmd_timeline_main(int argc, char **argv)
@@ -109,6 +130,7 @@ int main(int argc, char **argv)
         fputs(usage_text, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (!strcmp(argv[1], "dump")) return cmd_dump_main(argc - 2, argv + 2);
     if (!strcmp(argv[1], "report")) return cmd_report_main(argc - 2, argv + 2);
     if (!strcmp(argv[1], "timeline")) return cmd_timeline_main(argc - 2, argv + 2);
     if (!strcmp(argv[1], "simulate")) return cmd_simulate(argc - 2, argv + 2);

@@ -60,6 +60,7 @@ struct key {
     uint64_t t;
     long id;
     int is_recv;
+    int sub;
 };
 
 static int cmp_key(const void *a, const void *b)
@@ -161,6 +162,7 @@ static int build_deps(struct sim *s, long *unmatched_recvs, long *unmatched_wait
             x->k1 = (uint64_t)h->rank;
             x->k2 = r->a;
             x->k3 = 0;
+            x->sub = r->sub;
             x->t = r->t;
             x->id = (long)(h->base + k);
             x->is_recv = r->kind == DSM_TR_WAIT_END;   /* COMPLETE sorts first on ties */
@@ -176,8 +178,8 @@ static int build_deps(struct sim *s, long *unmatched_recvs, long *unmatched_wait
         } else {
             if (pending >= 0)
                 s->dep[keys[i].id] = pending;
-            else
-                (*unmatched_waits)++;
+            else if (!(keys[i].sub & 0x80))
+                (*unmatched_waits)++;    /* 0x80: it never waited (no reply expected) */
             pending = -1;
         }
     }
@@ -347,8 +349,8 @@ static int step(struct sim *s, int hi)
         T = h->cur;
         if (d >= 0) {
             double c = s->T[d];
-            /* woken by another thread: wake_us */
-            if (d < (long)h->base || d >= (long)(h->base + h->th->n))
+            /* asleep and woken by another thread: wake_us */
+            if ((e->sub & 0x40) && (d < (long)h->base || d >= (long)(h->base + h->th->n)))
                 c += m->wake_us * 1e3;
             if (c > T) T = c;
         } else {

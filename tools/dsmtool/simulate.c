@@ -392,23 +392,31 @@ int cmd_calibrate(int argc, char **argv)
     if (rmr && json_metric(rmr, "rmr_us", NULL, 0, &bench_rmr) == 0)
         fprintf(stderr, "dsmtool: calibrate: bench rmr_us %.2f, traced RMR %.2f us\n",
                 bench_rmr, target * 1e3);
-    fit(&t, &m, &m.service_us, target, 0, 20000);
+    /* service_us from the RMR trace, wake_us from the barrier trace; each
+     * fit moves the other's result a little, so alternate a few times. */
+    struct tr_trace tb;
+    double bar_target = 0, bar_model = 0, rmr_model = 0;
     struct sim_result chk;
-    run_or_die(&t, &m, &chk);
-    double rmr_model = chk.rmr_ms;
-    sim_result_free(&chk);
-    tr_free(&t);
-    double bar_target = 0, bar_model = 0;
     if (bar_tr) {
-        load_or_die(&t, bar_tr);
-        sim_measured(&t, &meas);
+        load_or_die(&tb, bar_tr);
+        sim_measured(&tb, &meas);
         bar_target = meas.barrier_ms;
         sim_result_free(&meas);
-        fit(&t, &m, &m.wake_us, bar_target, 1, 20000);
-        run_or_die(&t, &m, &chk);
+    }
+    for (int round = 0; round < (bar_tr ? 4 : 1); round++) {
+        fit(&t, &m, &m.service_us, target, 0, 20000);
+        if (bar_tr)
+            fit(&tb, &m, &m.wake_us, bar_target, 1, 20000);
+    }
+    run_or_die(&t, &m, &chk);
+    rmr_model = chk.rmr_ms;
+    sim_result_free(&chk);
+    tr_free(&t);
+    if (bar_tr) {
+        run_or_die(&tb, &m, &chk);
         bar_model = chk.barrier_ms;
         sim_result_free(&chk);
-        tr_free(&t);
+        tr_free(&tb);
     }
     (void)bar;
     FILE *f = out ? fopen(out, "w") : stdout;
