@@ -38,7 +38,7 @@ struct dsm_trace_file_hdr {          /* 256 bytes */
     uint32_t reserved0;
     char     comm[16];               /* transport name (DSM_COMM) */
     char     host[64];               /* gethostname() */
-    unsigned char reserved[112];
+    unsigned char reserved[104];
 };
 
 struct dsm_trace_chunk_hdr {         /* 16 bytes */
@@ -59,6 +59,10 @@ struct dsm_trace_rec {
     int32_t  peer;                   /* other rank, or -1 */
     uint64_t a, b;
 };
+
+_Static_assert(sizeof(struct dsm_trace_file_hdr) == 256, "trace header is 256 bytes");
+_Static_assert(sizeof(struct dsm_trace_chunk_hdr) == 16, "chunk header is 16 bytes");
+_Static_assert(sizeof(struct dsm_trace_rec) == 32, "trace record is 32 bytes");
 
 enum dsm_trace_kind {
     DSM_TR_THREAD = 1,       /* sub=role (0 application, 1 communication) */
