@@ -426,12 +426,17 @@ int cmd_calibrate(int argc, char **argv)
     }
     fprintf(f, "# This machine, fitted by 'dsmtool calibrate' (benchmarks/bench.sh calibrate).\n"
             "# ping-pong half round trip = %.3f us + %.5f ns/byte (%g sizes, %s)\n"
-            "# RMR: traced %.4f ms, replayed %.4f ms (service_us fitted)\n"
-            "# barrier: traced %.4f ms, replayed %.4f ms (wake_us fitted)\n"
+            "# RMR: traced %.4f ms, replayed %.4f ms (service_us fitted%s)\n"
+            "# barrier: traced %.4f ms, replayed %.4f ms (wake_us fitted%s)\n"
             "# send/recv overheads are a quarter of the zero-byte half round trip each,\n"
             "# the latency the other half.  fault_us = 0: the trace holds this machine's\n"
             "# own fault cost.  compute = wall: replay compute as it ran here.\n",
-            icpt, slope * 1e3, n, pp, target, rmr_model, bar_target, bar_model);
+            icpt, slope * 1e3, n, pp, target, rmr_model,
+            m.service_us < 1e-3 && rmr_model > target * 1.01 ?
+                "; at its floor 0: the replay is slower even without it" : "",
+            bar_target, bar_model,
+            m.wake_us < 1e-3 && bar_model > bar_target * 1.01 ?
+                "; at its floor 0: the replay is slower even without it" : "");
     model_print(&m, f);
     if (f != stdout && fclose(f)) {
         perror(out);
