@@ -7,7 +7,8 @@
  *   - a ping-pong: rank 0 asks, rank 1's communication thread answers,
  *     rank 0's communication thread receives and wakes the waiter;
  *   - a barrier of two ranks through rank 0's communication thread;
- *   - a shared link serialises two transfers.
+ *   - a shared link serialises two transfers;
+ *   - a waiting thread that receives its own reply, under both service_at.
  * The traces go through tr_write and tr_load (the file round trip), then
  * sim_run.  One process, no MPI.  Exit 0 pass, 1 fail.
  */
@@ -315,6 +316,55 @@ static void shared_link(void)
     tr_free(&t);
 }
 
+/* The direct transport: rank 0's application thread receives its reply
+ * itself, inside its wait.  Latency 10 us, service 7 us, all else 0: the
+ * request arrives at 110, rank 1's idle communication thread notices it at
+ * 117 and replies; the reply arrives at 127.  With service_at = comm the
+ * polling waiter takes it at once (run 127 us); with service_at = any it
+ * too pays the 7 us (134 us). */
+static void self_receive(void)
+{
+    struct rk rk[2];
+    struct tr_trace t;
+    struct model m;
+    struct sim_result r;
+    memset(rk, 0, sizeof rk);
+    uint64_t ka = 64 | (uint64_t)9 << 32, kb = 4;
+    struct th *a0 = &rk[0].t[0], *a1 = &rk[1].t[0], *c1 = &rk[1].t[1];
+    ev(a0, 0, DSM_TR_THREAD, 0, -1, 0, 0);
+    ev(a0, 0, DSM_TR_INIT, 0, -1, 0, 0);
+    ev(a0, 100 * US, DSM_TR_COMPUTE, 0, -1, 100 * US, 100 * US);
+    ev(a0, 100 * US, DSM_TR_ATOMIC_BEGIN, 0, 1, 4, 0);
+    ev(a0, 100 * US, DSM_TR_SEND, 11, 1, ka, kb);
+    ev(a0, 100 * US, DSM_TR_WAIT_BEGIN, 6, -1, 9, 0);
+    ev(a0, 300 * US, DSM_TR_RECV, 12, 1, ka, kb);
+    ev(a0, 300 * US, DSM_TR_COMPLETE, 6, -1, 9, 0);
+    ev(a0, 300 * US, DSM_TR_HANDLED, 12, 1, 0, 0);
+    ev(a0, 300 * US, DSM_TR_WAIT_END, 6, -1, 9, 0);
+    ev(a0, 300 * US, DSM_TR_ATOMIC_END, 0, 1, 4, 0);
+    ev(a0, 300 * US, DSM_TR_FINALIZE, 0, -1, 0, 0);
+    ev(a1, 0, DSM_TR_THREAD, 0, -1, 0, 0);
+    ev(a1, 0, DSM_TR_INIT, 0, -1, 0, 0);
+    ev(a1, 1 * US, DSM_TR_COMPUTE, 0, -1, 1 * US, 1 * US);
+    ev(a1, 1 * US, DSM_TR_FINALIZE, 0, -1, 0, 0);
+    ev(c1, 0, DSM_TR_THREAD, 1, -1, 0, 0);
+    ev(c1, 200 * US, DSM_TR_RECV, 11, 0, ka, kb);
+    ev(c1, 200 * US, DSM_TR_SEND, 12, 0, ka, kb);
+    ev(c1, 200 * US, DSM_TR_HANDLED, 11, 0, 0, 0);
+    save_load("selfrecv", rk, 2, &t);
+    model_defaults(&m);
+    m.latency_us = 10;
+    m.service_us = 7;
+    run(&t, &m, &r);
+    expect("self receive: service_at comm", r.run_s, 127e-6);
+    sim_result_free(&r);
+    m.service_any = 1;
+    run(&t, &m, &r);
+    expect("self receive: service_at any", r.run_s, 134e-6);
+    sim_result_free(&r);
+    tr_free(&t);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -327,6 +377,7 @@ int main(void)
     ping_pong();
     barrier();
     shared_link();
+    self_receive();
     rmdir(dir);
     if (failures) {
         fprintf(stderr, "sim_exact: %d checks failed\n", failures);

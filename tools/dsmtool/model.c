@@ -65,6 +65,12 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         else return fail(err, errlen, "link = %s: choose none, shared or nic", v);
         return 0;
     }
+    if (!strcmp(k, "service_at")) {
+        if (!strcmp(v, "comm")) m->service_any = 0;
+        else if (!strcmp(v, "any")) m->service_any = 1;
+        else return fail(err, errlen, "service_at = %s: choose comm or any", v);
+        return 0;
+    }
     if (!strcmp(k, "compute")) {
         if (!strcmp(v, "wall")) m->compute = COMPUTE_WALL;
         else if (!strcmp(v, "cpu")) m->compute = COMPUTE_CPU;
@@ -103,7 +109,7 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
     }
     return fail(err, errlen, "unknown key '%s' (known: name, send_us, recv_us, latency_us, "
                 "byte_ns, bandwidth_mbs, self_us, service_us, wake_us, fault_us, cpu_factor, "
-                "net_factor, link, compute, cores, ranks_per_host)", k);
+                "net_factor, link, compute, cores, ranks_per_host, service_at)", k);
 }
 
 int model_set(struct model *m, const char *kv, char *err, size_t errlen)
@@ -152,9 +158,10 @@ void model_print(const struct model *m, FILE *out)
     fprintf(out, "name = %s\nsend_us = %.3f\nrecv_us = %.3f\nlatency_us = %.3f\n"
             "byte_ns = %.5f\nself_us = %.3f\nservice_us = %.3f\nwake_us = %.3f\n"
             "fault_us = %.3f\ncpu_factor = %.4f\nnet_factor = %.4f\nlink = %s\n"
-            "compute = %s\ncores = %d\nranks_per_host = %d\n",
+            "compute = %s\ncores = %d\nranks_per_host = %d\nservice_at = %s\n",
             m->name, m->send_us, m->recv_us, m->latency_us, m->byte_ns, m->self_us,
             m->service_us, m->wake_us, m->fault_us, m->cpu_factor, m->net_factor,
             m->link == LINK_SHARED ? "shared" : m->link == LINK_NIC ? "nic" : "none",
-            m->compute == COMPUTE_CPU ? "cpu" : "wall", m->cores, m->ranks_per_host);
+            m->compute == COMPUTE_CPU ? "cpu" : "wall", m->cores, m->ranks_per_host,
+            m->service_any ? "any" : "comm");
 }

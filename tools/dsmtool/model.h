@@ -29,6 +29,7 @@ struct model {
     int    compute;        /* COMPUTE_*: which trace time a compute interval costs */
     int    cores;          /* cores per host for compute=cpu (0: one per rank) */
     int    ranks_per_host; /* 0: as in the trace */
+    int    service_any;    /* service_at = any: waiting threads pay service_us too */
 };
 
 void model_defaults(struct model *m);

@@ -5,7 +5,8 @@
  *
  *   - a RECV waits for its matching SEND's arrival: send time + send_us +
  *     (latency_us + bytes x byte_ns) x net_factor, with the link models'
- *     queueing; on a communication thread that was idle, service_us more;
+ *     queueing; on an idle communication thread (with service_at = any
+ *     also a thread receiving in a wait), service_us more;
  *     the receiver then spends recv_us;
  *   - a WAIT_END waits for the COMPLETE that ended it (the handling of the
  *     last reply), plus wake_us when another thread completed it;
@@ -337,7 +338,10 @@ static int step(struct sim *s, int hi)
         if (d >= 0) {
             double arr = s->A[d];
             T = arr;
-            if (comm && arr > h->cur && !h->in_handler)
+            /* An idle receiver notices the message service_us later: a
+             * communication thread, and with service_at = any also a thread
+             * waiting for replies that receives for itself. */
+            if ((comm || (m->service_any && h->in_wait)) && arr > h->cur && !h->in_handler)
                 T += m->service_us * 1e3;
             if (T < h->cur)
                 T = h->cur;
