@@ -197,6 +197,7 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
 
     /* This thread's plain writes to the page must reach the home before the
      * operation (program order); MPI keeps the two messages in order. */
+    DSM_TRACE_ENTER(DSM_TR_ATOMIC_BEGIN, op, g->pages[p].home, p, 0);
     if (op < DSM_AOP_WS_GRAB && (g->pages[p].flags & DSM_PF_TWIN))
         dsm__flush_page_now(p);
 
@@ -213,6 +214,7 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
     dsm__waiter_put(id);
     DSM_STAT_ADD(remote_atomics, 1);
     DSM_STAT_ADD(atomic_ns, dsm__now_ns() - t0);
+    DSM_TRACE_LEAVE(DSM_TR_ATOMIC_END, op, g->pages[p].home, p, 0);
     *r2 = res.r2;
     if (op < DSM_AOP_WS_GRAB)
         refresh_copy(p, &o, res.r, res.r2);

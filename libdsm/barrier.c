@@ -273,6 +273,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     uint32_t *list, waiter;
     size_t n;
 
+    DSM_TRACE_ENTER(DSM_TR_BARRIER_ENTER, kind, 0, g->epoch, 0);
     /* No prefetch crosses a barrier (prefetch.c, point 1). */
     dsm__prefetch_drain();
     dsm__release_writes(1);
@@ -320,6 +321,8 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     DSM_STAT_ADD(barriers, 1);
     DSM_STAT_ADD(barrier_ns, dsm__now_ns() - t0);
     DSM_STAT_ADD(barrier_msgs, __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED) - m0);
+    DSM_TRACE_LEAVE(DSM_TR_BARRIER_LEAVE, kind, 0, g->epoch - 1,
+                    __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED) - m0);
 }
 
 void dsm_barrier(void)

@@ -73,8 +73,8 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 #define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_BASE, DSM_COMM, DSM_POLL, " \
-              "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, DSM_PREFETCH, and for the " \
-              "OpenMP shim DSM_THREADS_PER_RANK, DSM_STACK_SIZE, DSM_CHECK"
+              "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, DSM_PREFETCH, DSM_TRACE, " \
+              "and for the OpenMP shim DSM_THREADS_PER_RANK, DSM_STACK_SIZE, DSM_CHECK"
 
 int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                       size_t os_page, char *err, size_t errlen)
@@ -95,6 +95,7 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
     cfg->check_races = 0;
     cfg->heap_size_set = 0;
     cfg->prefetch = DSM_PREFETCH_NONE;
+    cfg->trace_prefix = NULL;
     if (err && errlen)
         err[0] = '\0';
 
@@ -185,6 +186,13 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
             else return fail(err, errlen,
                     "DSM_PREFETCH=%s: bad value; choose DSM_PREFETCH=none or "
                     "DSM_PREFETCH=history", v);
+        } else if (IS("DSM_TRACE")) {
+            /* The log of rank N goes to PREFIX.N (trace.c); empty is off. */
+            if (strlen(v) > 4000)
+                return fail(err, errlen,
+                    "DSM_TRACE=%.40s...: bad value; give a file name prefix shorter than "
+                    "4000 bytes, e.g. DSM_TRACE=/tmp/run (writes /tmp/run.0, /tmp/run.1, ...)", v);
+            cfg->trace_prefix = *v ? v : NULL;
         } else {
             return fail(err, errlen,
                 "unknown environment variable %.*s; libdsm knows " KNOWN

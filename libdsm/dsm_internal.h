@@ -14,6 +14,7 @@
 #include "dsm_pure.h"
 #include "wire.h"
 #include "comm/comm.h"
+#include "trace.h"
 
 #define dsm__likely(x)   __builtin_expect(!!(x), 1)
 #define dsm__unlikely(x) __builtin_expect(!!(x), 0)

@@ -146,6 +146,7 @@ struct dsm_config {
     int      check_races;         /* DSM_CHECK=races */
     int      heap_size_set;       /* DSM_HEAP_SIZE was given */
     enum dsm_prefetch_kind prefetch;  /* DSM_PREFETCH */
+    const char *trace_prefix;     /* DSM_TRACE: event log PREFIX.RANK, or NULL */
 };
 
 #define DSM_DEFAULT_HEAP_SIZE  ((size_t)1 << 30)            /* 1 GiB */

@@ -20,7 +20,25 @@
 
 uint32_t dsm__upgrades;
 
+/* The fault's kind in its FAULT_END trace event (dsm-trace(5)). */
+enum { FK_READ = 0, FK_WRITE = 1, FK_INFLIGHT = 2, FK_PROTECT = 3, FK_NOTOURS = 4 };
+
+static int handle_kind(size_t p, int *kind, uint64_t *wait_ns);
+
 static int handle(size_t p)
+{
+    int kind = FK_NOTOURS, rc;
+    uint64_t wait_ns = 0;
+    if (dsm__likely(!dsm__trace_on))
+        return handle_kind(p, &kind, &wait_ns);
+    int home = dsm__g.pages[p].home;
+    dsm__trace_enter_ev(DSM_TR_FAULT_BEGIN, 0, home, p, 0);
+    rc = handle_kind(p, &kind, &wait_ns);
+    dsm__trace_leave_ev(DSM_TR_FAULT_END, kind, home, p, wait_ns);
+    return rc;
+}
+
+static int handle_kind(size_t p, int *kind, uint64_t *wait_ns)
 {
     struct dsm_global *g = &dsm__g;
     struct dsm_page *pg = &g->pages[p];
@@ -44,11 +62,13 @@ static int handle(size_t p)
         if (pg->flags & DSM_PF_PREFETCHING)
             DSM_STAT_ADD(prefetch_late, 1);
         dsm__page_unlock(p);
+        *kind = FK_INFLIGHT;
         while (__atomic_load_n(&pg->state, __ATOMIC_ACQUIRE) == DSM_P_IN_FLIGHT) {
             dsm__pt_install_wait(seen);
             seen = __atomic_load_n(&g->installs, __ATOMIC_ACQUIRE);
         }
-        DSM_STAT_ADD(page_wait_ns, dsm__now_ns() - t0);
+        *wait_ns = dsm__now_ns() - t0;
+        DSM_STAT_ADD(page_wait_ns, *wait_ns);
         return 1;
     }
     if (t.actions & DSM_ACT_FETCH) {
@@ -58,9 +78,11 @@ static int handle(size_t p)
             dsm__history_record(p);
         dsm__page_unlock(p);
         DSM_STAT_ADD(read_faults, 1);
+        *kind = FK_READ;
         uint64_t t0 = dsm__now_ns();
         dsm__fetch_page(p);
-        DSM_STAT_ADD(page_wait_ns, dsm__now_ns() - t0);
+        *wait_ns = dsm__now_ns() - t0;
+        DSM_STAT_ADD(page_wait_ns, *wait_ns);
         return 1;   /* a write faults again, on READ_ONLY, and upgrades */
     }
     if (pg->state == DSM_P_PREFETCHED) {
@@ -83,6 +105,9 @@ static int handle(size_t p)
     if (t.actions & DSM_ACT_MARK) {
         dsm__pt_mark_written(p);
         DSM_STAT_ADD(write_faults, 1);
+        *kind = FK_WRITE;
+    } else {
+        *kind = FK_PROTECT;
     }
     if (t.actions & DSM_ACT_PROTECT) {
         if (t.next == DSM_P_READ_WRITE)

@@ -108,8 +108,10 @@ int dsm_init(int *argc, char ***argv)
         dsm__fatal("cannot install the SIGSEGV handler (libsigsegv does not support "
                    "this platform)");
     g->state = DSM_STATE_RUNNING;
+    dsm__trace_init();
     must(dsm__comm_start(), "starting the communication thread");
     MPI_Barrier(g->comm);
+    DSM_TRACE_LEAVE(DSM_TR_INIT, 0, -1, 0, 0);
     return 0;
 }
 
@@ -118,10 +120,12 @@ int dsm_finalize(void)
     struct dsm_global *g = &dsm__g;
 
     DSM_CHECK_RUNNING();
+    DSM_TRACE_ENTER(DSM_TR_FINALIZE, 0, -1, 0, 0);
     dsm__barrier_checked(DSM_COLL_FINALIZE, 0, 0, NULL, NULL);
     /* After this barrier no node sends another request: every request is
      * answered before its sender can enter a barrier. */
     dsm__comm_stop();
+    dsm__trace_fini();
     if (g->keep_mapped)
         dsm__vm_open_all();     /* no more fetches: local contents from now on */
     MPI_Barrier(g->comm);

@@ -194,6 +194,7 @@ static int acquire(int id, uint16_t flags)
     struct dsm_msg *m;
 
     t0 = dsm__now_ns();
+    DSM_TRACE_ENTER(DSM_TR_LOCK_REQ, 0, id % dsm__g.nodes, id, 0);
     waiter = dsm__waiter_get(DSM_WAIT_GRANT, 1, &ctx);
     m = dsm__msg_new(DSM_MSG_LOCK_REQ, id % dsm__g.nodes, 0);
     m->hdr.id = (uint32_t)id;
@@ -204,6 +205,7 @@ static int acquire(int id, uint16_t flags)
     dsm__waiter_put(waiter);
     if (ctx.busy) {
         free(ctx.pages);
+        DSM_TRACE_LEAVE(DSM_TR_LOCK_GRANT, 0, id % dsm__g.nodes, id, 1);
         return 0;
     }
     DSM_STAT_ADD(lock_acquires, 1);
@@ -213,6 +215,7 @@ static int acquire(int id, uint16_t flags)
     if (dsm__g.cfg.prefetch == DSM_PREFETCH_HISTORY && ctx.n)
         dsm__history_after_acquire(ctx.pages, ctx.n);
     free(ctx.pages);
+    DSM_TRACE_LEAVE(DSM_TR_LOCK_GRANT, 0, id % dsm__g.nodes, id, 0);
     return 1;
 }
 
@@ -234,6 +237,7 @@ void dsm_lock_release(int id)
     size_t n;
 
     check_id("dsm_lock_release", id);
+    DSM_TRACE_ENTER(DSM_TR_LOCK_RELEASE, 0, id % dsm__g.nodes, id, 0);
     dsm__release_writes(0);
 
     n = dsm__pt_copy_epoch(&list);
@@ -243,6 +247,7 @@ void dsm_lock_release(int id)
     free(list);
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
+    DSM_TRACE_LEAVE(DSM_TR_LOCK_RELEASED, 0, id % dsm__g.nodes, id, 0);
 }
 
 int dsm_lock_count(void)

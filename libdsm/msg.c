@@ -119,5 +119,10 @@ void dsm__msg_send(struct dsm_msg *m)
         DSM_STAT_ADD(msgs_sent, 1);
         DSM_STAT_ADD(bytes_sent, m->ext ? m->ext_len : sizeof m->hdr + m->hdr.len);
     }
+    /* Recorded before the transport has it: the send's time is never later
+     * than the receive's, whichever thread receives. */
+    DSM_TRACE(DSM_TR_SEND, m->hdr.type, m->dest,
+              (m->ext ? m->ext_len : sizeof m->hdr + m->hdr.len) | (uint64_t)m->hdr.waiter << 32,
+              m->hdr.id | (uint64_t)m->hdr.flags << 32);
     dsm__g.ops->send(m);
 }

@@ -253,6 +253,7 @@ static void send_batches(const struct pf_job *j)
         m->hdr.waiter = id;
         m->recv_npages = k;      /* the transport posts the k receives first */
         DSM_STAT_ADD(prefetch_issued, k);
+        DSM_TRACE_PREFETCH(batch[h][0], k);
         dsm__msg_send(m);
     }
 }

@@ -144,6 +144,8 @@ send:
     m->ext = dsm__sys_page(p);
     m->ext_len = ps;
     m->tag = DSM_TAG_PAGE + (int)waiter;
+    m->hdr.id = (uint32_t)p;          /* not sent (ext): for the trace */
+    m->hdr.waiter = waiter;
     DSM_STAT_ADD(pages_served, 1);
     dsm__msg_send(m);
 }

@@ -90,6 +90,8 @@ void dsm__waiter_complete(struct dsm_waiter *w)
 {
     if (__atomic_sub_fetch(&w->remaining, 1, __ATOMIC_ACQ_REL) > 0)
         return;
+    /* Before done is set: the waiter's WAIT_END comes later in time. */
+    DSM_TRACE(DSM_TR_COMPLETE, w->kind, -1, (uint64_t)(w - table), 0);
     /* Release: the reply's effects (installed page, collected notices) are
      * visible to the waiter once it sees done.  The waiter sets sleeping
      * before its last check of done, and we set done before reading
@@ -119,9 +121,14 @@ void dsm__waiter_wait(uint32_t id)
     const uint64_t spin_ns = (uint64_t)(dsm__g.cfg.spin_us < 20 ? dsm__g.cfg.spin_us : 20) * 1000;
     uint64_t t0 = 0;
     unsigned long i;
+    int slept = 0;     /* for the trace: this wait slept (a wake-up cost) */
 
-    if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+    DSM_TRACE(DSM_TR_WAIT_BEGIN, w->kind, -1, id, 0);
+    if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
+        /* 0x80: no waiting (the replies were in, or none was expected). */
+        DSM_TRACE(DSM_TR_WAIT_END, w->kind | 0x80, -1, id, 0);
         return;
+    }
     __atomic_fetch_add(&dsm__waiting, 1, __ATOMIC_SEQ_CST);
     for (i = 0;; i++) {
         if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
@@ -142,8 +149,10 @@ void dsm__waiter_wait(uint32_t id)
                 cpu_relax();
             else if (idle < DSM_POLL_WINDOW_NS)
                 sched_yield();
-            else
+            else {
                 sleep_on(w, 1000000);   /* the communication thread polls */
+                slept = 1;
+            }
             continue;
         }
         if (!adaptive) {
@@ -158,8 +167,10 @@ void dsm__waiter_wait(uint32_t id)
          * need the cores more than we do (a spinning waiter measured 49 us
          * per RMR on 2 cores, a sleeping one 29 us). */
         sleep_on(w, 10000000);
+        slept = 1;
     }
     __atomic_fetch_sub(&dsm__waiting, 1, __ATOMIC_SEQ_CST);
+    DSM_TRACE(DSM_TR_WAIT_END, w->kind | (slept ? 0x40 : 0), -1, id, 0);
 }
 
 void dsm__waiter_put(uint32_t id)

@@ -313,6 +313,7 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
     if (shim.tls_size)
         memcpy(shim.tls_image, shim.tls_main, shim.tls_size);
     dsm_barrier();
+    DSM_TRACE(DSM_TR_FORK, 0, -1, seq, n);
     local_start(n < (int)tpr ? n : (int)tpr, 0, n, seq, fn, data, ws_kind, loop, 1);
 }
 
@@ -329,6 +330,7 @@ void shim_parallel_end(void)
         return;
     shim.ctl->done_seq = L.seq;
     dsm_barrier();
+    DSM_TRACE(DSM_TR_JOIN, 0, -1, L.seq, 0);
 }
 
 void shim_parallel(void (*fn)(void *), void *data, unsigned nthreads, int ws_kind,
@@ -359,6 +361,7 @@ void shim_worker_loop(void)
             dsm__fatal("internal error: a barrier outside any parallel region "
                        "(region %lu)", (unsigned long)last);
         last = c->seq;
+        DSM_TRACE(DSM_TR_FORK, 0, -1, last, c->nthreads);
         void (*fn)(void *) = c->fn;
         void *data = c->data;
         int n = (int)c->nthreads, tpr = (int)c->tpr, ws_kind = c->ws_kind;
@@ -374,6 +377,7 @@ void shim_worker_loop(void)
             do
                 dsm_barrier();
             while (c->done_seq != last && !c->exit_now);
+            DSM_TRACE(DSM_TR_JOIN, 0, -1, last, 0);
             continue;
         }
         if (shim.tls_size) {
@@ -389,6 +393,7 @@ void shim_worker_loop(void)
         }
         local_join();
         dsm_barrier();
+        DSM_TRACE(DSM_TR_JOIN, 0, -1, last, 0);
     }
 }
 

@@ -91,8 +91,15 @@ void dsm__comm_recv_dispatch(void)
     if (count < (int)sizeof(struct dsm_wire_hdr))
         dsm__fatal("malformed message from rank %d: %d bytes, shorter than a header",
                    rstatus.MPI_SOURCE, count);
+    if (dsm__unlikely(dsm__trace_on)) {
+        const struct dsm_wire_hdr *h = (const struct dsm_wire_hdr *)rbuf;
+        dsm__trace_ev(DSM_TR_RECV, h->type, rstatus.MPI_SOURCE,
+                      (uint64_t)count | (uint64_t)h->waiter << 32,
+                      h->id | (uint64_t)h->flags << 32);
+    }
     dsm__dispatch((const struct dsm_wire_hdr *)rbuf, rbuf + sizeof(struct dsm_wire_hdr),
                   rstatus.MPI_SOURCE, count);
+    DSM_TRACE(DSM_TR_HANDLED, ((const struct dsm_wire_hdr *)rbuf)->type, rstatus.MPI_SOURCE, 0, 0);
     if (dsm__comm_recv_start() != 0)
         dsm__fatal("MPI_Irecv failed; the MPI library is in trouble");
 }
@@ -142,9 +149,13 @@ int dsm__comm_page_recvs_test(void)
         size_t p = precv[i].page;
         uint32_t w = precv[i].waiter;
         precv[i] = precv[--nprecv];
+        int home = precv[i].home;
         MPI_UNLOCK();
         DSM_STAT_ADD(msgs_received, 1);
+        DSM_TRACE(DSM_TR_RECV, DSM_MSG_PAGE_REPLY, home,
+                  (uint64_t)count | (uint64_t)w << 32, p);
         dsm__page_arrived(p, w);
+        DSM_TRACE(DSM_TR_HANDLED, DSM_MSG_PAGE_REPLY, home, 0, 0);
         MPI_LOCK();
         n++;
     }
@@ -261,6 +272,7 @@ static void *comm_main(void *arg)
     long sleep_ns = 20000;
 
     (void)arg;
+    dsm__trace_role(DSM_TR_ROLE_COMM);
     while (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_ACQUIRE)) {
         int n = 0;
         pthread_mutex_lock(&progress_lock);

@@ -1,0 +1,167 @@
+/*
+ * model.c - machine model files: parse "key = value" lines (# comments),
+ * reject unknown keys and bad numbers with the file and line.
+ * Single-threaded.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+void model_defaults(struct model *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "default");
+    m->cpu_factor = 1.0;
+    m->net_factor = 1.0;
+    m->link = LINK_NONE;
+    m->compute = COMPUTE_WALL;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+static int set(struct model *m, const char *k, const char *v, char *err, size_t errlen)
+{
+    static const struct { const char *key; size_t off; } num[] = {
+        { "send_us", offsetof(struct model, send_us) },
+        { "recv_us", offsetof(struct model, recv_us) },
+        { "latency_us", offsetof(struct model, latency_us) },
+        { "byte_ns", offsetof(struct model, byte_ns) },
+        { "self_us", offsetof(struct model, self_us) },
+        { "service_us", offsetof(struct model, service_us) },
+        { "wake_us", offsetof(struct model, wake_us) },
+        { "fault_us", offsetof(struct model, fault_us) },
+        { "cpu_factor", offsetof(struct model, cpu_factor) },
+        { "net_factor", offsetof(struct model, net_factor) },
+    };
+    if (!strcmp(k, "name")) {
+        snprintf(m->name, sizeof m->name, "%s", v);
+        return 0;
+    }
+    if (!strcmp(k, "link")) {
+        if (!strcmp(v, "none")) m->link = LINK_NONE;
+        else if (!strcmp(v, "shared")) m->link = LINK_SHARED;
+        else if (!strcmp(v, "nic")) m->link = LINK_NIC;
+        else return fail(err, errlen, "link = %s: choose none, shared or nic", v);
+        return 0;
+    }
+    if (!strcmp(k, "service_at")) {
+        if (!strcmp(v, "comm")) m->service_any = 0;
+        else if (!strcmp(v, "any")) m->service_any = 1;
+        else return fail(err, errlen, "service_at = %s: choose comm or any", v);
+        return 0;
+    }
+    if (!strcmp(k, "compute")) {
+        if (!strcmp(v, "wall")) m->compute = COMPUTE_WALL;
+        else if (!strcmp(v, "cpu")) m->compute = COMPUTE_CPU;
+        else return fail(err, errlen, "compute = %s: choose wall or cpu", v);
+        return 0;
+    }
+    if (!strcmp(k, "cores") || !strcmp(k, "ranks_per_host")) {
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (errno || *end || n < 0 || n > 100000)
+            return fail(err, errlen, "%s = %s: give a whole number >= 0", k, v);
+        *(k[0] == 'c' ? &m->cores : &m->ranks_per_host) = (int)n;
+        return 0;
+    }
+    if (!strcmp(k, "bandwidth_mbs")) {      /* convenience: MB/s -> byte_ns */
+        char *end;
+        double bw = strtod(v, &end);
+        if (*end || !(bw > 0))
+            return fail(err, errlen, "bandwidth_mbs = %s: give MB/s > 0", v);
+        m->byte_ns = 1e3 / bw;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof num / sizeof num[0]; i++) {
+        if (strcmp(k, num[i].key))
+            continue;
+        char *end;
+        errno = 0;
+        double x = strtod(v, &end);
+        if (errno || end == v || *end || x < 0)
+            return fail(err, errlen, "%s = %s: give a number >= 0", k, v);
+        if ((!strcmp(k, "cpu_factor") || !strcmp(k, "net_factor")) && x <= 0)
+            return fail(err, errlen, "%s = %s: give a factor > 0", k, v);
+        *(double *)((char *)m + num[i].off) = x;
+        return 0;
+    }
+    return fail(err, errlen, "unknown key '%s' (known: name, send_us, recv_us, latency_us, "
+                "byte_ns, bandwidth_mbs, self_us, service_us, wake_us, fault_us, cpu_factor, "
+                "net_factor, link, compute, cores, ranks_per_host, service_at)", k);
+}
+
+int model_set(struct model *m, const char *kv, char *err, size_t errlen)
+{
+    char buf[512], *eq;
+    snprintf(buf, sizeof buf, "%s", kv);
+    eq = strchr(buf, '=');
+    if (!eq)
+        return fail(err, errlen, "'%s': give key=value", kv);
+    *eq = '\0';
+    return set(m, trim(buf), trim(eq + 1), err, errlen);
+}
+
+int model_load(struct model *m, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char line[512], msg[400];
+    int ln = 0;
+    if (!f)
+        return fail(err, errlen, "cannot open model file %s (%s)", path, strerror(errno));
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        char *h = strchr(line, '#');
+        if (h)
+            *h = '\0';
+        char *s = trim(line);
+        if (!*s)
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            fclose(f);
+            return fail(err, errlen, "%s:%d: expected key = value", path, ln);
+        }
+        *eq = '\0';
+        if (set(m, trim(s), trim(eq + 1), msg, sizeof msg)) {
+            fclose(f);
+            return fail(err, errlen, "%s:%d: %s", path, ln, msg);
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+void model_print(const struct model *m, FILE *out)
+{
+    fprintf(out, "name = %s\nsend_us = %.3f\nrecv_us = %.3f\nlatency_us = %.3f\n"
+            "byte_ns = %.5f\nself_us = %.3f\nservice_us = %.3f\nwake_us = %.3f\n"
+            "fault_us = %.3f\ncpu_factor = %.4f\nnet_factor = %.4f\nlink = %s\n"
+            "compute = %s\ncores = %d\nranks_per_host = %d\nservice_at = %s\n",
+            m->name, m->send_us, m->recv_us, m->latency_us, m->byte_ns, m->self_us,
+            m->service_us, m->wake_us, m->fault_us, m->cpu_factor, m->net_factor,
+            m->link == LINK_SHARED ? "shared" : m->link == LINK_NIC ? "nic" : "none",
+            m->compute == COMPUTE_CPU ? "cpu" : "wall", m->cores, m->ranks_per_host,
+            m->service_any ? "any" : "comm");
+}

@@ -1,0 +1,186 @@
+/*
+ * png.c - the raster of png.h and its PNG encoder: 8-bit RGB, one IDAT
+ * chunk compressed by zlib's compress2, CRCs by zlib's crc32.
+ * Single-threaded.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "png.h"
+
+int img_new(struct img *im, int w, int h, uint32_t rgb)
+{
+    im->w = w;
+    im->h = h;
+    im->px = malloc((size_t)w * (size_t)h * 3);
+    if (!im->px)
+        return -1;
+    img_rect(im, 0, 0, w, h, rgb);
+    return 0;
+}
+
+void img_free(struct img *im)
+{
+    free(im->px);
+    im->px = NULL;
+}
+
+static void put(struct img *im, int x, int y, uint32_t rgb)
+{
+    if (x < 0 || y < 0 || x >= im->w || y >= im->h)
+        return;
+    uint8_t *p = im->px + ((size_t)y * (size_t)im->w + (size_t)x) * 3;
+    p[0] = (uint8_t)(rgb >> 16);
+    p[1] = (uint8_t)(rgb >> 8);
+    p[2] = (uint8_t)rgb;
+}
+
+void img_rect(struct img *im, int x, int y, int w, int h, uint32_t rgb)
+{
+    for (int j = y; j < y + h; j++)
+        for (int i = x; i < x + w; i++)
+            put(im, i, j, rgb);
+}
+
+void img_line(struct img *im, int x0, int y0, int x1, int y1, uint32_t rgb)
+{
+    int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1;
+    int dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
+    int err = dx + dy;
+    for (;;) {
+        put(im, x0, y0, rgb);
+        if (x0 == x1 && y0 == y1)
+            break;
+        int e2 = 2 * err;
+        if (e2 >= dy) { err += dy; x0 += sx; }
+        if (e2 <= dx) { err += dx; y0 += sy; }
+    }
+}
+
+/* 5x7 glyphs: 7 rows, the low 5 bits of each, bit 4 the left column. */
+static const struct { char c; uint8_t row[7]; } font[] = {
+    { '0', { 0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e } },
+    { '1', { 0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e } },
+    { '2', { 0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f } },
+    { '3', { 0x1f, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0e } },
+    { '4', { 0x02, 0x06, 0x0a, 0x12, 0x1f, 0x02, 0x02 } },
+    { '5', { 0x1f, 0x10, 0x1e, 0x01, 0x01, 0x11, 0x0e } },
+    { '6', { 0x06, 0x08, 0x10, 0x1e, 0x11, 0x11, 0x0e } },
+    { '7', { 0x1f, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08 } },
+    { '8', { 0x0e, 0x11, 0x11, 0x0e, 0x11, 0x11, 0x0e } },
+    { '9', { 0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c } },
+    { 'A', { 0x0e, 0x11, 0x11, 0x1f, 0x11, 0x11, 0x11 } },
+    { 'B', { 0x1e, 0x11, 0x11, 0x1e, 0x11, 0x11, 0x1e } },
+    { 'C', { 0x0e, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0e } },
+    { 'D', { 0x1c, 0x12, 0x11, 0x11, 0x11, 0x12, 0x1c } },
+    { 'E', { 0x1f, 0x10, 0x10, 0x1e, 0x10, 0x10, 0x1f } },
+    { 'F', { 0x1f, 0x10, 0x10, 0x1e, 0x10, 0x10, 0x10 } },
+    { 'G', { 0x0e, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0f } },
+    { 'H', { 0x11, 0x11, 0x11, 0x1f, 0x11, 0x11, 0x11 } },
+    { 'I', { 0x0e, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0e } },
+    { 'J', { 0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0c } },
+    { 'K', { 0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11 } },
+    { 'L', { 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1f } },
+    { 'M', { 0x11, 0x1b, 0x15, 0x15, 0x11, 0x11, 0x11 } },
+    { 'N', { 0x11, 0x11, 0x19, 0x15, 0x13, 0x11, 0x11 } },
+    { 'O', { 0x0e, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0e } },
+    { 'P', { 0x1e, 0x11, 0x11, 0x1e, 0x10, 0x10, 0x10 } },
+    { 'Q', { 0x0e, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0d } },
+    { 'R', { 0x1e, 0x11, 0x11, 0x1e, 0x14, 0x12, 0x11 } },
+    { 'S', { 0x0f, 0x10, 0x10, 0x0e, 0x01, 0x01, 0x1e } },
+    { 'T', { 0x1f, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04 } },
+    { 'U', { 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0e } },
+    { 'V', { 0x11, 0x11, 0x11, 0x11, 0x11, 0x0a, 0x04 } },
+    { 'W', { 0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0a } },
+    { 'X', { 0x11, 0x11, 0x0a, 0x04, 0x0a, 0x11, 0x11 } },
+    { 'Y', { 0x11, 0x11, 0x11, 0x0a, 0x04, 0x04, 0x04 } },
+    { 'Z', { 0x1f, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1f } },
+    { '.', { 0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x0c } },
+    { ',', { 0x00, 0x00, 0x00, 0x00, 0x0c, 0x04, 0x08 } },
+    { '-', { 0x00, 0x00, 0x00, 0x1f, 0x00, 0x00, 0x00 } },
+    { '_', { 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1f } },
+    { ':', { 0x00, 0x0c, 0x0c, 0x00, 0x0c, 0x0c, 0x00 } },
+    { '/', { 0x00, 0x01, 0x02, 0x04, 0x08, 0x10, 0x00 } },
+    { '%', { 0x18, 0x19, 0x02, 0x04, 0x08, 0x13, 0x03 } },
+    { '(', { 0x02, 0x04, 0x08, 0x08, 0x08, 0x04, 0x02 } },
+    { ')', { 0x08, 0x04, 0x02, 0x02, 0x02, 0x04, 0x08 } },
+    { '=', { 0x00, 0x00, 0x1f, 0x00, 0x1f, 0x00, 0x00 } },
+    { '+', { 0x00, 0x04, 0x04, 0x1f, 0x04, 0x04, 0x00 } },
+    { '*', { 0x00, 0x04, 0x15, 0x0e, 0x15, 0x04, 0x00 } },
+    { '>', { 0x08, 0x04, 0x02, 0x01, 0x02, 0x04, 0x08 } },
+};
+
+void img_text(struct img *im, int x, int y, const char *s, uint32_t rgb, int scale)
+{
+    for (; *s; s++, x += 6 * scale) {
+        char c = *s >= 'a' && *s <= 'z' ? (char)(*s - 'a' + 'A') : *s;
+        for (size_t g = 0; g < sizeof font / sizeof font[0]; g++) {
+            if (font[g].c != c)
+                continue;
+            for (int r = 0; r < 7; r++)
+                for (int b = 0; b < 5; b++)
+                    if (font[g].row[r] & (0x10 >> b))
+                        img_rect(im, x + b * scale, y + r * scale, scale, scale, rgb);
+            break;
+        }
+    }
+}
+
+static void be32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);  p[3] = (unsigned char)v;
+}
+
+static int chunk(FILE *f, const char *type, const unsigned char *data, uint32_t len)
+{
+    unsigned char b[8];
+    be32(b, len);
+    memcpy(b + 4, type, 4);
+    uLong crc = crc32(0, (const Bytef *)type, 4);
+    if (len)
+        crc = crc32(crc, data, len);
+    if (fwrite(b, 1, 8, f) != 8 || (len && fwrite(data, 1, len, f) != len))
+        return -1;
+    be32(b, (uint32_t)crc);
+    return fwrite(b, 1, 4, f) == 4 ? 0 : -1;
+}
+
+int img_write_png(const struct img *im, const char *path)
+{
+    static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    size_t row = (size_t)im->w * 3 + 1, raw_len = row * (size_t)im->h;
+    unsigned char *raw = malloc(raw_len), ihdr[13];
+    uLongf zlen = compressBound((uLong)raw_len);
+    unsigned char *z = malloc(zlen);
+    FILE *f;
+    int rc = -1;
+
+    if (!raw || !z)
+        goto out;
+    for (int y = 0; y < im->h; y++) {
+        raw[(size_t)y * row] = 0;                        /* filter: none */
+        memcpy(raw + (size_t)y * row + 1, im->px + (size_t)y * (size_t)im->w * 3, row - 1);
+    }
+    if (compress2(z, &zlen, raw, (uLong)raw_len, 6) != Z_OK)
+        goto out;
+    be32(ihdr, (uint32_t)im->w);
+    be32(ihdr + 4, (uint32_t)im->h);
+    ihdr[8] = 8; ihdr[9] = 2; ihdr[10] = 0; ihdr[11] = 0; ihdr[12] = 0;
+    f = fopen(path, "wb");
+    if (!f)
+        goto out;
+    rc = (fwrite(sig, 1, 8, f) == 8 && !chunk(f, "IHDR", ihdr, 13) &&
+          !chunk(f, "IDAT", z, (uint32_t)zlen) && !chunk(f, "IEND", NULL, 0)) ? 0 : -1;
+    if (fclose(f) != 0)
+        rc = -1;
+out:
+    free(raw);
+    free(z);
+    if (rc && !errno)
+        errno = EIO;
+    return rc;
+}

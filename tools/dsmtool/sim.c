@@ -1,0 +1,649 @@
+/*
+ * sim.c - the replay: every thread of every rank steps through its events;
+ * the time between two events is recomputed from the model, and an event
+ * that depends on another thread waits for it:
+ *
+ *   - a RECV waits for its matching SEND's arrival: send time + send_us +
+ *     (latency_us + bytes x byte_ns) x net_factor, with the link models'
+ *     queueing; on an idle communication thread (with service_at = any
+ *     also a thread receiving in a wait), service_us more;
+ *     the receiver then spends recv_us;
+ *   - a WAIT_END waits for the COMPLETE that ended it (the handling of the
+ *     last reply), plus wake_us when another thread completed it;
+ *   - a communication thread's SEND outside any handler (a deferred reply)
+ *     waits for the latest event of its rank's other threads before it;
+ *   - gaps outside the library are compute: cpu_factor x (wall, or thread
+ *     CPU time x max(1, ranks per host / cores) with compute = cpu);
+ *   - gaps inside the library, not waiting, are protocol work: cpu_factor x
+ *     the traced gap; a fault adds fault_us.
+ *   - idle gaps (before a RECV, inside a wait outside handlers) vanish.
+ *
+ * Threads are stepped in order of their current time (a heap), so links
+ * are reserved in nearly time order.  Single-threaded.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+
+
+struct thr {
+    struct tr_thread *th;
+    int rank, idx;
+    size_t base;            /* global index of event 0 */
+    size_t next;            /* next event to replay */
+    double cur;             /* ns: time after the last replayed event */
+    int depth, in_handler, in_wait;
+};
+
+struct sim {
+    const struct tr_trace *t;
+    const struct model *m;
+    struct thr *thr;
+    int nthr;
+    size_t nev;
+    double *T;              /* replay time per event (ns), NAN until done */
+    double *A;              /* per SEND: the message's arrival time (ns) */
+    long *dep;              /* global index of the event it waits for, or -1 */
+    double *ratio;          /* per event: cpu/wall of its compute interval */
+    long *wait_head;        /* per event: first blocked thread + 1 (list) */
+    long *wait_next;        /* per thread: next blocked on the same event */
+    double link_free, *out_free, *in_free;
+    int *heap; int nheap; int *in_heap;
+};
+
+/* ---- matching ---- */
+
+struct key {
+    uint64_t k1, k2, k3;
+    uint64_t t;
+    long id;
+    int is_recv;
+    int sub;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+    const struct key *x = a, *y = b;
+    if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
+    if (x->k2 != y->k2) return x->k2 < y->k2 ? -1 : 1;
+    if (x->k3 != y->k3) return x->k3 < y->k3 ? -1 : 1;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    if (x->is_recv != y->is_recv) return x->is_recv - y->is_recv;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int is_enter(int k)
+{
+    return k == DSM_TR_FAULT_BEGIN || k == DSM_TR_BARRIER_ENTER || k == DSM_TR_LOCK_REQ ||
+           k == DSM_TR_LOCK_RELEASE || k == DSM_TR_ATOMIC_BEGIN || k == DSM_TR_FINALIZE;
+}
+
+static int is_leave(int k)
+{
+    return k == DSM_TR_FAULT_END || k == DSM_TR_BARRIER_LEAVE || k == DSM_TR_LOCK_GRANT ||
+           k == DSM_TR_LOCK_RELEASED || k == DSM_TR_ATOMIC_END || k == DSM_TR_INIT;
+}
+
+static int build_deps(struct sim *s, long *unmatched_recvs, long *unmatched_waits)
+{
+    size_t nk = 0, cap = 1024;
+    struct key *keys = malloc(cap * sizeof *keys);
+    if (!keys)
+        return -1;
+    for (size_t i = 0; i < s->nev; i++)
+        s->dep[i] = -1;
+    /* Messages: (src, dst, type, waiter, id|flags) in FIFO order. */
+    for (int i = 0; i < s->nthr; i++) {
+        struct thr *h = &s->thr[i];
+        for (size_t k = 0; k < h->th->n; k++) {
+            const struct dsm_trace_rec *r = &h->th->ev[k];
+            int src, dst;
+            if (r->kind == DSM_TR_SEND) { src = h->rank; dst = r->peer; }
+            else if (r->kind == DSM_TR_RECV) { src = r->peer; dst = h->rank; }
+            else continue;
+            if (nk == cap) {
+                cap *= 2;
+                keys = realloc(keys, cap * sizeof *keys);
+                if (!keys)
+                    return -1;
+            }
+            struct key *x = &keys[nk++];
+            x->k1 = (uint64_t)(uint32_t)src << 32 | (uint32_t)dst;
+            x->k2 = (uint64_t)r->sub << 32 | (r->a >> 32);
+            x->k3 = r->b;
+            x->t = r->t;
+            x->id = (long)(h->base + k);
+            x->is_recv = r->kind == DSM_TR_RECV;
+        }
+    }
+    qsort(keys, nk, sizeof *keys, cmp_key);
+    for (size_t i = 0; i < nk;) {
+        size_t j = i, ns = 0, nr = 0;
+        while (j < nk && keys[j].k1 == keys[i].k1 && keys[j].k2 == keys[i].k2 &&
+               keys[j].k3 == keys[i].k3)
+            j++;
+        /* pair the n-th send with the n-th receive of the group */
+        long *sends = malloc((j - i) * sizeof *sends);
+        if (!sends)
+            return -1;
+        for (size_t q = i; q < j; q++) {
+            if (!keys[q].is_recv)
+                sends[ns++] = keys[q].id;
+        }
+        for (size_t q = i; q < j; q++) {
+            if (!keys[q].is_recv)
+                continue;
+            if (nr < ns)
+                s->dep[keys[q].id] = sends[nr];
+            else
+                (*unmatched_recvs)++;
+            nr++;
+        }
+        free(sends);
+        i = j;
+    }
+    /* Waits: per (rank, slot), the COMPLETE since the previous WAIT_END. */
+    nk = 0;
+    for (int i = 0; i < s->nthr; i++) {
+        struct thr *h = &s->thr[i];
+        for (size_t k = 0; k < h->th->n; k++) {
+            const struct dsm_trace_rec *r = &h->th->ev[k];
+            if (r->kind != DSM_TR_COMPLETE && r->kind != DSM_TR_WAIT_END)
+                continue;
+            if (nk == cap) {
+                cap *= 2;
+                keys = realloc(keys, cap * sizeof *keys);
+                if (!keys)
+                    return -1;
+            }
+            struct key *x = &keys[nk++];
+            x->k1 = (uint64_t)h->rank;
+            x->k2 = r->a;
+            x->k3 = 0;
+            x->sub = r->sub;
+            x->t = r->t;
+            x->id = (long)(h->base + k);
+            x->is_recv = r->kind == DSM_TR_WAIT_END;   /* COMPLETE sorts first on ties */
+        }
+    }
+    qsort(keys, nk, sizeof *keys, cmp_key);
+    long pending = -1;
+    for (size_t i = 0; i < nk; i++) {
+        if (i > 0 && (keys[i].k1 != keys[i - 1].k1 || keys[i].k2 != keys[i - 1].k2))
+            pending = -1;
+        if (!keys[i].is_recv) {
+            pending = keys[i].id;
+        } else {
+            if (pending >= 0)
+                s->dep[keys[i].id] = pending;
+            else if (!(keys[i].sub & 0x80))
+                (*unmatched_waits)++;    /* 0x80: it never waited (no reply expected) */
+            pending = -1;
+        }
+    }
+    free(keys);
+    return 0;
+}
+
+/* A communication thread's SEND outside handlers: the latest event of the
+ * rank's other threads recorded before it. */
+static void service_send_deps(struct sim *s)
+{
+    for (int i = 0; i < s->nthr; i++) {
+        struct thr *h = &s->thr[i];
+        if (h->th->role != DSM_TR_ROLE_COMM)
+            continue;
+        int open = 0;
+        for (size_t k = 0; k < h->th->n; k++) {
+            const struct dsm_trace_rec *r = &h->th->ev[k];
+            if (r->kind == DSM_TR_RECV) open = 1;
+            else if (r->kind == DSM_TR_HANDLED) open = 0;
+            if (r->kind != DSM_TR_SEND || open)
+                continue;
+            long best = -1;
+            uint64_t bt = 0;
+            for (int j = 0; j < s->nthr; j++) {
+                struct thr *o = &s->thr[j];
+                if (o->rank != h->rank || j == i || !o->th->n)
+                    continue;
+                size_t lo = 0, hi = o->th->n;    /* first event with t > r->t */
+                while (lo < hi) {
+                    size_t mid = (lo + hi) / 2;
+                    if (o->th->ev[mid].t <= r->t) lo = mid + 1; else hi = mid;
+                }
+                if (lo > 0 && (best < 0 || o->th->ev[lo - 1].t > bt)) {
+                    best = (long)(o->base + lo - 1);
+                    bt = o->th->ev[lo - 1].t;
+                }
+            }
+            s->dep[h->base + k] = best;
+        }
+    }
+}
+
+/* Per event: cpu/wall of the compute interval that contains its gap. */
+static void compute_ratios(struct sim *s)
+{
+    for (int i = 0; i < s->nthr; i++) {
+        struct thr *h = &s->thr[i];
+        double r = 1.0;
+        for (size_t k = h->th->n; k-- > 0;) {
+            const struct dsm_trace_rec *e = &h->th->ev[k];
+            if (e->kind == DSM_TR_COMPUTE)
+                r = e->a ? (double)e->b / (double)e->a : 1.0;
+            if (r > 1.0)
+                r = 1.0;
+            s->ratio[h->base + k] = r;
+        }
+    }
+}
+
+/* ---- the heap of threads by current time ---- */
+
+static int hless(struct sim *s, int a, int b) { return s->thr[a].cur < s->thr[b].cur; }
+
+static void hpush(struct sim *s, int i)
+{
+    if (s->in_heap[i])
+        return;
+    s->in_heap[i] = 1;
+    int c = s->nheap++;
+    s->heap[c] = i;
+    while (c > 0) {
+        int p = (c - 1) / 2;
+        if (!hless(s, s->heap[c], s->heap[p]))
+            break;
+        int x = s->heap[c]; s->heap[c] = s->heap[p]; s->heap[p] = x;
+        c = p;
+    }
+}
+
+static int hpop(struct sim *s)
+{
+    int top = s->heap[0];
+    s->heap[0] = s->heap[--s->nheap];
+    int c = 0;
+    for (;;) {
+        int l = 2 * c + 1, r = l + 1, m = c;
+        if (l < s->nheap && hless(s, s->heap[l], s->heap[m])) m = l;
+        if (r < s->nheap && hless(s, s->heap[r], s->heap[m])) m = r;
+        if (m == c) break;
+        int x = s->heap[c]; s->heap[c] = s->heap[m]; s->heap[m] = x;
+        c = m;
+    }
+    s->in_heap[top] = 0;
+    return top;
+}
+
+/* ---- one event ---- */
+
+static double arrival(struct sim *s, int src, const struct dsm_trace_rec *send, double ready)
+{
+    const struct model *m = s->m;
+    int dst = send->peer;
+    if (dst == src)
+        return ready + m->self_us * 1e3;
+    double bytes = (double)(uint32_t)send->a;
+    double tx = bytes * m->byte_ns * m->net_factor;
+    double lat = m->latency_us * 1e3 * m->net_factor;
+    double start = ready;
+    if (m->link == LINK_SHARED) {
+        if (start < s->link_free) start = s->link_free;
+        s->link_free = start + tx;
+    } else if (m->link == LINK_NIC && dst >= 0 && dst < s->t->nranks) {
+        if (start < s->out_free[src]) start = s->out_free[src];
+        if (start + lat < s->in_free[dst]) start = s->in_free[dst] - lat;
+        s->out_free[src] = start + tx;
+        s->in_free[dst] = start + lat + tx;
+    }
+    return start + lat + tx;
+}
+
+static double compute_scale(struct sim *s, const struct thr *h, size_t gid)
+{
+    const struct model *m = s->m;
+    double f = m->cpu_factor;
+    if (m->compute == COMPUTE_CPU) {
+        f *= s->ratio[gid];
+        int rph = m->ranks_per_host ? m->ranks_per_host : s->t->r[h->rank].host_ranks;
+        if (m->cores > 0 && rph > m->cores)
+            f *= (double)rph / (double)m->cores;
+    }
+    return f;
+}
+
+/* Replay thread h's next event if its dependency is done: 1 done, 0 blocked. */
+static int step(struct sim *s, int hi)
+{
+    struct thr *h = &s->thr[hi];
+    const struct model *m = s->m;
+    const struct dsm_trace_rec *e = &h->th->ev[h->next];
+    size_t gid = h->base + h->next;
+    long d = s->dep[gid];
+    double gap = h->next ? (double)(e->t - h->th->ev[h->next - 1].t) : (double)e->t;
+    int comm = h->th->role == DSM_TR_ROLE_COMM;
+    double T, after;
+
+    if (d >= 0 && isnan(s->T[d])) {
+        s->wait_next[hi] = s->wait_head[d] - 1;
+        s->wait_head[d] = hi + 1;
+        return 0;
+    }
+    if (h->next == 0) {
+        T = (double)e->t;                         /* threads start as traced */
+    } else if (e->kind == DSM_TR_RECV) {
+        if (d >= 0) {
+            double arr = s->A[d];
+            T = arr;
+            /* An idle receiver notices the message service_us later: a
+             * communication thread, and with service_at = any also a thread
+             * waiting for replies that receives for itself. */
+            if ((comm || (m->service_any && h->in_wait)) && arr > h->cur && !h->in_handler)
+                T += m->service_us * 1e3;
+            if (T < h->cur)
+                T = h->cur;
+        } else {
+            T = h->cur + gap * m->cpu_factor;
+        }
+        h->in_handler = 1;
+    } else if (e->kind == DSM_TR_WAIT_END) {
+        T = h->cur;
+        if (d >= 0) {
+            double c = s->T[d];
+            /* asleep and woken by another thread: wake_us */
+            if ((e->sub & 0x40) && (d < (long)h->base || d >= (long)(h->base + h->th->n)))
+                c += m->wake_us * 1e3;
+            if (c > T) T = c;
+        } else {
+            T = h->cur + gap;
+        }
+        h->in_wait = 0;
+    } else if (e->kind == DSM_TR_SEND && comm && !h->in_handler) {
+        T = h->cur;
+        if (d >= 0 && s->T[d] > T)
+            T = s->T[d];
+    } else if (!comm && h->depth == 0) {
+        T = h->cur + gap * compute_scale(s, h, gid);   /* compute */
+    } else if (h->in_wait && !h->in_handler) {
+        T = h->cur;                                 /* idle, waiting */
+    } else {
+        T = h->cur + gap * m->cpu_factor;           /* protocol work */
+    }
+
+    after = T;
+    if (e->kind == DSM_TR_RECV && d >= 0)
+        after = T + m->recv_us * 1e3;
+    if (e->kind == DSM_TR_FAULT_BEGIN) {
+        T += m->fault_us * 1e3;
+        after = T;
+    }
+    if (e->kind == DSM_TR_SEND) {
+        double ready = T + (e->peer == h->rank ? 0 : m->send_us * 1e3);
+        after = ready;
+        s->A[gid] = arrival(s, h->rank, e, ready);
+    }
+    s->T[gid] = T;
+    h->cur = after;
+    if (e->kind == DSM_TR_HANDLED) h->in_handler = 0;
+    if (e->kind == DSM_TR_WAIT_BEGIN) h->in_wait = 1;
+    if (!comm) {
+        if (is_enter(e->kind)) h->depth++;
+        if (is_leave(e->kind) && h->depth > 0) h->depth--;
+    }
+    h->next++;
+    /* wake threads blocked on this event */
+    long w = s->wait_head[gid] - 1;
+    s->wait_head[gid] = 0;
+    while (w >= 0) {
+        long nx = s->wait_next[w];
+        hpush(s, (int)w);
+        w = nx;
+    }
+    return 1;
+}
+
+/* ---- breakdowns (from any per-event time array) ---- */
+
+static void breakdown(const struct tr_thread *th, const double *T, struct sim_rank *sr)
+{
+    int depth = 0, top = 0;
+    double enter_t = 0;
+    for (size_t k = 0; k < th->n; k++) {
+        const struct dsm_trace_rec *e = &th->ev[k];
+        double t = T[k];
+        if (k > 0) {
+            double prev = T[k - 1];
+            double g = (t - prev) * 1e-9;
+            if (g < 0) g = 0;
+            if (depth == 0) {
+                if (e->kind != DSM_TR_INIT && k > 1) sr->b.compute += g;
+                else sr->b.other += g;
+            } else if (top == DSM_TR_FAULT_BEGIN) sr->b.fault += g;
+            else if (top == DSM_TR_BARRIER_ENTER) sr->b.barrier += g;
+            else if (top == DSM_TR_LOCK_REQ || top == DSM_TR_LOCK_RELEASE) sr->b.lock += g;
+            else if (top == DSM_TR_ATOMIC_BEGIN) sr->b.atomic += g;
+            else sr->b.other += g;
+        }
+        if (e->kind == DSM_TR_INIT) sr->start = t * 1e-9;
+        if (e->kind == DSM_TR_FINALIZE) sr->end = t * 1e-9;
+        if (is_enter(e->kind)) {
+            if (depth++ == 0) { top = e->kind; enter_t = t; }
+        } else if (is_leave(e->kind) && depth > 0) {
+            if (--depth == 0) {
+                if (e->kind == DSM_TR_FAULT_END && e->sub == 0) {
+                    sr->rmr_sum += (t - enter_t) * 1e-9; sr->rmr_n++;
+                }
+                if (e->kind == DSM_TR_BARRIER_LEAVE) {
+                    sr->bar_sum += (t - enter_t) * 1e-9; sr->bar_n++;
+                }
+                top = 0;
+            }
+        }
+    }
+}
+
+static void finish(const struct tr_trace *t, struct sim_result *out)
+{
+    double mn = INFINITY, mx = 0, rs = 0, bs = 0;
+    long rn = 0, bn = 0;
+    for (int i = 0; i < t->nranks; i++) {
+        struct sim_rank *r = &out->r[i];
+        if (r->end == 0) {                         /* no FINALIZE: last event */
+            r->end = r->start + r->b.compute + r->b.fault + r->b.barrier + r->b.lock +
+                     r->b.atomic + r->b.other;
+        }
+        if (r->start < mn) mn = r->start;
+        if (r->end > mx) mx = r->end;
+        rs += r->rmr_sum; rn += r->rmr_n;
+        bs += r->bar_sum; bn += r->bar_n;
+    }
+    out->run_s = t->nranks ? mx - mn : 0;
+    out->rmr_ms = rn ? rs / (double)rn * 1e3 : 0;
+    out->barrier_ms = bn ? bs / (double)bn * 1e3 : 0;
+}
+
+static int main_thread(const struct tr_rank *rk)
+{
+    for (int k = 0; k < rk->nth; k++)
+        for (size_t e = 0; e < rk->th[k].n; e++)
+            if (rk->th[k].ev[e].kind == DSM_TR_INIT)
+                return k;
+    for (int k = 0; k < rk->nth; k++)
+        if (rk->th[k].role == DSM_TR_ROLE_APP)
+            return k;
+    return 0;
+}
+
+void sim_measured(const struct tr_trace *t, struct sim_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->nranks = t->nranks;
+    out->r = calloc((size_t)t->nranks, sizeof *out->r);
+    for (int i = 0; i < t->nranks; i++) {
+        const struct tr_rank *rk = &t->r[i];
+        if (!rk->nth)
+            continue;
+        const struct tr_thread *th = &rk->th[main_thread(rk)];
+        double *T = malloc((th->n + 1) * sizeof *T);
+        for (size_t k = 0; k < th->n; k++)
+            T[k] = (double)th->ev[k].t;
+        breakdown(th, T, &out->r[i]);
+        free(T);
+        out->events += (long)th->n;
+    }
+    finish(t, out);
+}
+
+int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *out,
+            char *err, size_t errlen)
+{
+    struct sim s;
+    memset(&s, 0, sizeof s);
+    memset(out, 0, sizeof *out);
+    s.t = t;
+    s.m = m;
+    for (int i = 0; i < t->nranks; i++)
+        s.nthr += t->r[i].nth;
+    s.thr = calloc((size_t)s.nthr + 1, sizeof *s.thr);
+    int n = 0;
+    for (int i = 0; i < t->nranks; i++)
+        for (int k = 0; k < t->r[i].nth; k++) {
+            struct thr *h = &s.thr[n++];
+            h->th = &t->r[i].th[k];
+            h->rank = i;
+            h->idx = k;
+            h->base = s.nev;
+            s.nev += h->th->n;
+        }
+    s.T = malloc((s.nev + 1) * sizeof *s.T);
+    s.A = malloc((s.nev + 1) * sizeof *s.A);
+    s.dep = malloc((s.nev + 1) * sizeof *s.dep);
+    s.ratio = malloc((s.nev + 1) * sizeof *s.ratio);
+    s.wait_head = calloc(s.nev + 1, sizeof *s.wait_head);
+    s.wait_next = calloc((size_t)s.nthr + 1, sizeof *s.wait_next);
+    s.heap = calloc((size_t)s.nthr + 1, sizeof *s.heap);
+    s.in_heap = calloc((size_t)s.nthr + 1, sizeof *s.in_heap);
+    s.out_free = calloc((size_t)t->nranks + 1, sizeof *s.out_free);
+    s.in_free = calloc((size_t)t->nranks + 1, sizeof *s.in_free);
+    if (!s.thr || !s.T || !s.A || !s.dep || !s.ratio || !s.wait_head || !s.wait_next || !s.heap ||
+        !s.in_heap || !s.out_free || !s.in_free) {
+        snprintf(err, errlen, "out of memory for the replay");
+        return -1;
+    }
+    for (size_t i = 0; i < s.nev; i++)
+        s.T[i] = NAN;
+    if (build_deps(&s, &out->unmatched_recvs, &out->unmatched_waits)) {
+        snprintf(err, errlen, "out of memory for the replay");
+        return -1;
+    }
+    service_send_deps(&s);
+    compute_ratios(&s);
+    for (int i = 0; i < s.nthr; i++) {
+        s.thr[i].cur = s.thr[i].th->n ? (double)s.thr[i].th->ev[0].t : 0;
+        if (s.thr[i].th->n)
+            hpush(&s, i);
+    }
+    size_t done = 0;
+    while (s.nheap > 0) {
+        int hi = hpop(&s);
+        struct thr *h = &s.thr[hi];
+        if (h->next >= h->th->n)
+            continue;
+        if (step(&s, hi)) {
+            done++;
+            if (h->next < h->th->n)
+                hpush(&s, hi);
+        }
+    }
+    out->events = (long)done;
+    if (done != s.nev) {
+        snprintf(err, errlen, "the replay stopped after %zu of %zu events: the trace's "
+                 "dependencies form a cycle (a corrupt or mixed-up trace)", done, s.nev);
+        return -1;
+    }
+    /* Breakdowns on the main application thread of each rank; a send's
+     * slot holds its arrival, so use the sender-side time for it. */
+    out->nranks = t->nranks;
+    out->r = calloc((size_t)t->nranks, sizeof *out->r);
+    for (int i = 0, base = 0; i < t->nranks; base += t->r[i].nth, i++) {
+        if (!t->r[i].nth)
+            continue;
+        int mt = main_thread(&t->r[i]);
+        struct thr *h = &s.thr[base + mt];
+        double *Ts = malloc((h->th->n + 1) * sizeof *Ts);
+        for (size_t k = 0; k < h->th->n; k++)
+            Ts[k] = s.T[h->base + k];
+        breakdown(h->th, Ts, &out->r[i]);
+        free(Ts);
+    }
+    finish(t, out);
+    free(s.thr); free(s.T); free(s.A); free(s.dep); free(s.ratio); free(s.wait_head);
+    free(s.wait_next); free(s.heap); free(s.in_heap); free(s.out_free); free(s.in_free);
+    return 0;
+}
+
+void sim_result_free(struct sim_result *r)
+{
+    free(r->r);
+    r->r = NULL;
+}
+
+int tr_match(const struct tr_trace *t, struct tr_msgpair **out, size_t *nout)
+{
+    struct sim s;
+    long ur = 0, uw = 0;
+    memset(&s, 0, sizeof s);
+    s.t = t;
+    for (int i = 0; i < t->nranks; i++)
+        s.nthr += t->r[i].nth;
+    s.thr = calloc((size_t)s.nthr + 1, sizeof *s.thr);
+    int n = 0;
+    for (int i = 0; i < t->nranks; i++)
+        for (int k = 0; k < t->r[i].nth; k++) {
+            struct thr *h = &s.thr[n++];
+            h->th = &t->r[i].th[k];
+            h->rank = i;
+            h->base = s.nev;
+            s.nev += h->th->n;
+        }
+    s.dep = malloc((s.nev + 1) * sizeof *s.dep);
+    if (!s.thr || !s.dep || build_deps(&s, &ur, &uw))
+        return -1;
+    size_t cap = 1024, m = 0;
+    struct tr_msgpair *p = malloc(cap * sizeof *p);
+    for (int i = 0; i < s.nthr; i++) {
+        struct thr *h = &s.thr[i];
+        for (size_t k = 0; k < h->th->n; k++) {
+            const struct dsm_trace_rec *r = &h->th->ev[k];
+            long d = s.dep[h->base + k];
+            if (r->kind != DSM_TR_RECV || d < 0)
+                continue;
+            /* find the sender */
+            for (int j = 0; j < s.nthr; j++) {
+                struct thr *o = &s.thr[j];
+                if (d >= (long)o->base && d < (long)(o->base + o->th->n)) {
+                    if (m == cap) {
+                        cap *= 2;
+                        p = realloc(p, cap * sizeof *p);
+                    }
+                    p[m].src = o->rank;
+                    p[m].dst = h->rank;
+                    p[m].type = r->sub;
+                    p[m].bytes = (uint32_t)r->a;
+                    p[m].t_send = o->th->ev[d - (long)o->base].t;
+                    p[m].t_recv = r->t;
+                    m++;
+                    break;
+                }
+            }
+        }
+    }
+    free(s.thr);
+    free(s.dep);
+    *out = p;
+    *nout = m;
+    return 0;
+}

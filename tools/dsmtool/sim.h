@@ -1,0 +1,45 @@
+/*
+ * sim.h - replay a loaded trace under a machine model (paper 004's
+ * message-level simulation, applied to a DSM's own messages).
+ * Single-threaded; pure computation on a struct tr_trace.
+ */
+#ifndef DSMTOOL_SIM_H
+#define DSMTOOL_SIM_H
+
+#include "model.h"
+#include "tracefile.h"
+
+/* Where the application threads' time goes; seconds. */
+struct sim_breakdown {
+    double compute, fault, barrier, lock, atomic, other;
+};
+
+struct sim_rank {
+    double start, end;               /* INIT leave and FINALIZE entry (s) */
+    struct sim_breakdown b;
+    double rmr_sum; long rmr_n;      /* read faults that fetched */
+    double bar_sum; long bar_n;
+};
+
+struct sim_result {
+    double run_s;                    /* max end - min start over the ranks */
+    double rmr_ms, barrier_ms;       /* means over all ranks */
+    int nranks;
+    struct sim_rank *r;
+    long events, unmatched_recvs, unmatched_waits;
+};
+
+/* The same quantities from the trace as recorded (no model). */
+void sim_measured(const struct tr_trace *t, struct sim_result *out);
+/* Replay.  0, or -1 if the trace's dependencies cannot be replayed (a
+ * cycle: a corrupt trace), with err set. */
+int  sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *out,
+             char *err, size_t errlen);
+void sim_result_free(struct sim_result *r);
+
+
+
+/* Matched messages (a SEND with its RECV), for pictures. */
+struct tr_msgpair { int src, dst, type; uint32_t bytes; uint64_t t_send, t_recv; };
+int tr_match(const struct tr_trace *t, struct tr_msgpair **out, size_t *n);
+#endif
