@@ -28,6 +28,18 @@ static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t release_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int flushing_for_barrier;     /* DSM_CHECK=races */
 
+/* The epoch page requests carry (msg.c): dsm__g.epoch, except while this
+ * node applies the release of a barrier, when it is already the next one
+ * (barrier.c sets it before apply_release).  A copy fetched then (by a
+ * prefetch, or by another thread right after the release invalidated the
+ * page) must be recorded in the home's copyset after the home's own reset
+ * for that barrier: stamped with the old epoch, the home could serve it
+ * before its reset and forget it; if this node then wrote the page alone
+ * in the next interval it kept its copy, the home stopped trapping its own
+ * writes (nobody else on record), and a later home write never reached
+ * that copy.  Found by the protocol model (models/dsm.pml, MUT_STAMP_OLD). */
+uint32_t dsm__fetch_epoch;
+
 int dsm__cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -564,6 +576,7 @@ void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
 
 void dsm__protocol_init(void)
 {
+    dsm__fetch_epoch = 0;
     dhead = NULL;
     dtail = &dhead;
 }

@@ -36,6 +36,14 @@
  *   MUT_NO_DEFER       the home serves a request of a node that left the
  *                      barrier before the home applied it (protocol.c's
  *                      too_early deferral removed)
+ *   MUT_STAMP_OLD      a page request sent while its node applies a barrier
+ *                      carries the old epoch (libdsm before the fix that
+ *                      this model found: a copy fetched then, by a prefetch
+ *                      or another thread, was forgotten by the home's
+ *                      copyset; if that node then wrote the page alone in
+ *                      the next interval, the home stopped trapping its own
+ *                      writes while the node still held a copy, and the
+ *                      node read a stale value after a lock acquire)
  */
 #ifndef N
 #define N 2
@@ -67,6 +75,7 @@ byte twin[N * W];
 bool marked[N];          /* DSM_PF_MARKED: written since the last flush */
 bool ewritten[N];        /* written since the last barrier (dsm__pt_copy_epoch) */
 byte epoch[N];
+bool relrcvd[N];         /* has barrier epoch[i]'s release, not applied yet */
 byte copyset;            /* at the home: one bit per node holding a copy */
 bool deferred[N];        /* at the home: a PAGE_REQ waiting for its epoch */
 byte defep[N];
@@ -84,6 +93,15 @@ byte bwriter;            /* 0 none, k+1 node k alone, MANY */
 /* Ghost state for the assertions. */
 byte expect[W];          /* what a data-race-free read must return */
 byte done;
+
+/* The epoch a page request carries (msg.c, dsm__fetch_epoch): one ahead
+ * from the moment the node has a barrier's release until it has applied it,
+ * so that the home defers it until the home has applied that barrier too. */
+#ifdef MUT_STAMP_OLD
+#define STAMP(i) epoch[i]
+#else
+#define STAMP(i) (epoch[i] + relrcvd[i])
+#endif
 
 /* ---- home side (protocol.c: on_page_req, on_diff) ---- */
 
@@ -104,7 +122,7 @@ inline fetch(i)
 {
     do
     :: atomic { st[i] == INVALID -> st[i] = INFLIGHT;
-                req[HOME]!PAGE_REQ, i, epoch[i], 0, 0, 0, 0 }
+                req[HOME]!PAGE_REQ, i, STAMP(i), 0, 0, 0, 0 }
        (st[i] != INFLIGHT)                      /* wait for the reply */
     :: atomic { st[i] == INFLIGHT -> skip }     /* a prefetch is in flight */
        (st[i] != INFLIGHT)
@@ -232,7 +250,7 @@ inline barrier(i)
 {
     flush(i);
     req[0]!BAR_ENTER, i, ewritten[i], 0, 0, 0, 0;
-    rep[i]?BAR_REL, n;
+    atomic { rep[i]?BAR_REL, n; relrcvd[i] = 1 }
     atomic {
         if
         :: n != 0 && i == HOME ->
@@ -250,7 +268,7 @@ inline barrier(i)
     :: else -> skip
     fi;
     ewritten[i] = 0;
-    epoch[i]++
+    atomic { epoch[i]++; relrcvd[i] = 0 }
 }
 
 proctype App(byte i)
@@ -366,7 +384,7 @@ proctype Prefetcher(byte i)
 {
     if
     :: atomic { st[i] == INVALID -> st[i] = INFLIGHT;
-                req[HOME]!PAGE_REQ, i, epoch[i], 0, 0, 0, 0 }
+                req[HOME]!PAGE_REQ, i, STAMP(i), 0, 0, 0, 0 }
     :: skip
     fi
 }
