@@ -3,6 +3,8 @@
 # test and benchmark.  Runs apt-get as root, or through sudo.
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config mpich libmpich-dev libsigsegv-dev libcmocka-dev zlib1g-dev"
+# make check-model (spin), make fuzz (clang with libFuzzer)
+pkgs="$pkgs spin clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

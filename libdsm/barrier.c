@@ -308,6 +308,9 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
         dsm__waiter_put(waiter);
     }
 
+    /* From here on this node's page requests say "next epoch": the homes
+     * defer them until they have applied this barrier too (protocol.c). */
+    __atomic_store_n(&dsm__fetch_epoch, g->epoch + 1, __ATOMIC_RELEASE);
     apply_release(&ctx);
     free(ctx.items);
     dsm__pt_clear_epoch();

@@ -56,15 +56,12 @@ size_t dsm__diff_make(const void *twin, const void *cur, size_t page_size,
     return len;
 }
 
-long dsm__diff_apply(void *page, size_t page_size, const void *diff, size_t len)
+int dsm__diff_check(size_t page_size, const void *diff, size_t len)
 {
     const unsigned char *d = diff;
     size_t words = page_size / DSM_DIFF_WORD;
     size_t pos = 0, next_min = 0;
-    long written = 0;
 
-    /* Validate everything before writing anything: a malformed diff from the
-     * wire must not leave a half-applied page behind. */
     while (pos < len) {
         struct dsm_diff_run run;
         if (len - pos < sizeof run)
@@ -79,7 +76,19 @@ long dsm__diff_apply(void *page, size_t page_size, const void *diff, size_t len)
         pos += (size_t)run.words * DSM_DIFF_WORD;
         next_min = (size_t)run.word_offset + run.words;
     }
-    pos = 0;
+    return 0;
+}
+
+long dsm__diff_apply(void *page, size_t page_size, const void *diff, size_t len)
+{
+    const unsigned char *d = diff;
+    size_t pos = 0;
+    long written = 0;
+
+    /* Validate everything before writing anything: a malformed diff from the
+     * wire must not leave a half-applied page behind. */
+    if (dsm__diff_check(page_size, diff, len) < 0)
+        return -DSM_EPROTO;
     while (pos < len) {
         struct dsm_diff_run run;
         memcpy(&run, d + pos, sizeof run);

@@ -232,6 +232,8 @@ extern pthread_mutex_t dsm__mpi_lock DSM_HIDDEN;
 extern int dsm__comm_use_mpi_lock DSM_HIDDEN;
 
 /* ---- protocol.c: received messages and coherence actions ------------------- */
+/* Epoch stamped on page requests; see protocol.c. */
+DSM_HIDDEN extern uint32_t dsm__fetch_epoch;
 DSM_HIDDEN void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload,
                               int mpi_src, int count);
 /* Fetch page p from its home into the system view and make it readable.

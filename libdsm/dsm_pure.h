@@ -48,6 +48,9 @@ DSM_HIDDEN size_t dsm__diff_make(const void *twin, const void *cur,
  * nothing and returns -DSM_EPROTO.  Returns the number of words written. */
 DSM_HIDDEN long dsm__diff_apply(void *page, size_t page_size,
                                 const void *diff, size_t len);
+/* The validation half of dsm__diff_apply: 0 if every run lies inside a page
+ * of page_size bytes, in increasing order, else -DSM_EPROTO. */
+DSM_HIDDEN int dsm__diff_check(size_t page_size, const void *diff, size_t len);
 
 /* ---- page_state.c: the per-page state machine ---------------------------
  *

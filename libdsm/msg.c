@@ -115,6 +115,14 @@ void dsm__msg_send(struct dsm_msg *m)
 {
     m->hdr.src = dsm__g.rank;
     m->hdr.epoch = __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE);
+    if (m->hdr.type == DSM_MSG_PAGE_REQ || m->hdr.type == DSM_MSG_PREFETCH_REQ) {
+        /* One epoch ahead while this node applies a barrier (protocol.c,
+         * dsm__fetch_epoch): the home must not hand out this copy before
+         * it has reset its copyset for the same barrier. */
+        uint32_t f = __atomic_load_n(&dsm__fetch_epoch, __ATOMIC_ACQUIRE);
+        if (f > m->hdr.epoch)
+            m->hdr.epoch = f;
+    }
     if (m->dest != dsm__g.rank) {
         DSM_STAT_ADD(msgs_sent, 1);
         DSM_STAT_ADD(bytes_sent, m->ext ? m->ext_len : sizeof m->hdr + m->hdr.len);

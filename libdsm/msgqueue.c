@@ -6,8 +6,10 @@
  * A mutex-protected singly linked list.  The critical sections are a few
  * pointer moves, so the lock is held for nanoseconds; the consumer detaches
  * the whole list at once, so it takes the lock once per batch, not per
- * message.  The fault handler may push: the lock is never held by a thread
- * while it touches shared memory, so a fault cannot interrupt a holder.
+ * message.  The head pointer alone is also peeked at without the lock
+ * (dsm__mq_empty), so every write to it is an atomic store.  The fault
+ * handler may push: the lock is never held by a thread while it touches
+ * shared memory, so a fault cannot interrupt a holder.
  */
 #include "dsm_pure.h"
 
@@ -30,8 +32,11 @@ int dsm__mq_push(struct dsm_mqueue *q, struct dsm_qnode *n)
     n->next = NULL;
     pthread_mutex_lock(&q->lock);
     was_empty = q->head == NULL;
+    /* The head is also read without the lock by dsm__mq_empty: writes to
+     * it are atomic (release: the peeker that sees the node sees its
+     * link too, though it takes the lock before following it anyway). */
     if (was_empty)
-        q->head = n;
+        __atomic_store_n(&q->head, n, __ATOMIC_RELEASE);
     else
         q->tail->next = n;
     q->tail = n;
@@ -46,7 +51,8 @@ struct dsm_qnode *dsm__mq_take_all(struct dsm_mqueue *q)
 
     pthread_mutex_lock(&q->lock);
     h = q->head;
-    q->head = q->tail = NULL;
+    __atomic_store_n(&q->head, NULL, __ATOMIC_RELAXED);
+    q->tail = NULL;
     pthread_mutex_unlock(&q->lock);
     return h;
 }

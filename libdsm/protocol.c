@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 
 #include "dsm_internal.h"
+#include "wire_check.h"
 
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Diffs of this node go out one batch at a time, and each batch is acked
@@ -26,6 +27,18 @@ static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
  * any page lock. */
 static pthread_mutex_t release_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int flushing_for_barrier;     /* DSM_CHECK=races */
+
+/* The epoch page requests carry (msg.c): dsm__g.epoch, except while this
+ * node applies the release of a barrier, when it is already the next one
+ * (barrier.c sets it before apply_release).  A copy fetched then (by a
+ * prefetch, or by another thread right after the release invalidated the
+ * page) must be recorded in the home's copyset after the home's own reset
+ * for that barrier: stamped with the old epoch, the home could serve it
+ * before its reset and forget it; if this node then wrote the page alone
+ * in the next interval it kept its copy, the home stopped trapping its own
+ * writes (nobody else on record), and a later home write never reached
+ * that copy.  Found by the protocol model (models/dsm.pml, MUT_STAMP_OLD). */
+uint32_t dsm__fetch_epoch;
 
 int dsm__cmp_u32(const void *a, const void *b)
 {
@@ -269,13 +282,21 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
                    int count)
 {
     const unsigned char *pl = payload;
+    struct dsm_wire_limits lim = {
+        .rank = dsm__g.rank, .nodes = dsm__g.nodes, .npages = dsm__g.npages,
+        .page_size = dsm__g.page_size, .max_locks = (uint32_t)dsm__g.cfg.max_locks,
+        .max_aop = DSM_AOP_WS_STORE2,
+    };
+    char why[160];
 
-    if (h->type == 0 || h->type >= DSM_MSG_NTYPES || h->src != mpi_src ||
-        h->src < 0 || h->src >= dsm__g.nodes ||
-        (size_t)count != sizeof *h + h->len)
-        dsm__fatal("malformed message from rank %d: type %u, claimed source %d, "
-                   "length %u for %d bytes received", mpi_src, h->type, h->src,
-                   h->len, count);
+    /* Everything static about the message is checked here, in one pure
+     * function (wire_check.c, fuzzed by tests/fuzz); the handlers check
+     * what depends on the protocol state when they act. */
+    if (pl != (const unsigned char *)(h + 1))
+        dsm__fatal("internal error: a message's payload does not follow its header");
+    if (count < 0 || dsm__wire_check(&lim, h, (size_t)count, mpi_src, why, sizeof why) < 0)
+        dsm__fatal("malformed message from rank %d: %s", mpi_src,
+                   count < 0 ? "negative length" : why);
     switch (h->type) {
     case DSM_MSG_PAGE_REQ:
         if (h->id >= dsm__g.npages || h->len != 0)
@@ -600,6 +621,7 @@ void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
 
 void dsm__protocol_init(void)
 {
+    dsm__fetch_epoch = 0;
     dhead = NULL;
     dtail = &dhead;
 }

@@ -7,7 +7,9 @@
 #   map_count_limit.ft          must exit non-zero naming vm.max_map_count
 set -u
 name=$(basename "$1" .ft)
-dir=$(dirname "$0")
+# The programs sit beside the case's stamp file, in the build tree (which
+# is not this script's folder in a VPATH build).
+dir=$(dirname "$1")
 MPIEXEC=${MPIEXEC:-mpiexec}
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 run() { timeout 120 "$MPIEXEC" -n 1 "$@" >"$out" 2>&1; }

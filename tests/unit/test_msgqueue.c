@@ -218,6 +218,76 @@ static void test_concurrent(void **state)
     dsm__mq_destroy(&cq);
 }
 
+/* ---- the communication thread's loop ----------------------------------
+ * comm/queue.c's progress loop peeks with dsm__mq_empty (no lock) while
+ * application threads push, and takes the queue only when the peek saw
+ * something.  The peek and the pushes touch the head pointer from different
+ * threads: under ThreadSanitizer (make check-tsan) this case fails if any of
+ * those accesses is a plain one.  Every push must still be seen once, in
+ * per-producer order. */
+static void *peeking_consumer(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        int done = __atomic_load_n(&producers_done, __ATOMIC_ACQUIRE);
+        if (dsm__mq_empty(&cq)) {
+            if (done && dsm__mq_empty(&cq))
+                break;
+            sched_yield();
+            continue;
+        }
+        struct dsm_qnode *n = dsm__mq_take_all(&cq);
+        if (n == NULL)
+            fail_msg("the queue looked non-empty but nothing was taken");
+        batches++;
+        for (; n != NULL; n = n->next) {
+            if (nseen >= TOTAL) {
+                overflow = 1;
+                return NULL;
+            }
+            seen[nseen++] = item_of(n);
+        }
+    }
+    return NULL;
+}
+
+static void test_concurrent_peek(void **state)
+{
+    pthread_t prod[NPROD], cons;
+    int last[NPROD];
+
+    (void)state;
+    dsm__mq_init(&cq);
+    memset(citems, 0, sizeof(citems));
+    nseen = 0;
+    overflow = 0;
+    producers_done = 0;
+    batches = 0;
+    assert_int_equal(pthread_create(&cons, NULL, peeking_consumer, NULL), 0);
+    for (int p = 0; p < NPROD; p++)
+        assert_int_equal(pthread_create(&prod[p], NULL, producer,
+                                        (void *)(intptr_t)p), 0);
+    for (int p = 0; p < NPROD; p++)
+        assert_int_equal(pthread_join(prod[p], NULL), 0);
+    __atomic_store_n(&producers_done, 1, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(cons, NULL), 0);
+
+    assert_false(overflow);
+    assert_int_equal(nseen, TOTAL);
+    for (int p = 0; p < NPROD; p++)
+        last[p] = -1;
+    for (size_t k = 0; k < nseen; k++) {
+        struct item *it = seen[k];
+        int p = it->producer, i = it->seq;
+        if (i != last[p] + 1)
+            fail_msg("producer %d: item %d seen after item %d", p, i, last[p]);
+        last[p] = i;
+    }
+    for (int p = 0; p < NPROD; p++)
+        assert_int_equal(last[p], PER_PROD - 1);
+    dsm__mq_destroy(&cq);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_push_reports_empty),
         cmocka_unit_test(test_reuse_nodes),
         cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_concurrent_peek),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

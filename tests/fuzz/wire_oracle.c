@@ -1,0 +1,214 @@
+/*
+ * wire_oracle.c - decode what dsm__wire_check accepts, the way the handlers
+ * in libdsm would, and check that nothing lands outside the region: page
+ * numbers below npages, lock ids below max_locks, ranks below nodes, every
+ * diff run and atomic operand inside its page.  Pages are separate heap
+ * buffers of exactly page_size bytes, so that under AddressSanitizer a write
+ * one byte outside a page is caught even if the arithmetic check were wrong.
+ * Single-threaded; used by the fuzzer and by the corpus replay unit test.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire_check.h"
+#include "wire_oracle.h"
+
+#define NODES 3
+#define NPAGES 16
+#define NLOCKS 9
+#define MAX_AOP 12
+
+static char msgbuf[256];
+
+static const char *broken(const char *what, unsigned type, unsigned long v)
+{
+    snprintf(msgbuf, sizeof msgbuf, "accepted type %u but %s (%lu)", type, what, v);
+    return msgbuf;
+}
+
+static uint32_t u32_at(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static const char *decode_diff(const struct dsm_wire_limits *l, const struct dsm_wire_hdr *h,
+                               const uint8_t *pl)
+{
+    size_t pos = 0;
+
+    while (pos < h->len) {
+        struct dsm_wire_diff e;
+        if (h->len - pos < sizeof e)
+            return broken("a truncated diff entry", h->type, pos);
+        memcpy(&e, pl + pos, sizeof e);
+        pos += sizeof e;
+        if (e.page >= l->npages)
+            return broken("a diff for a page beyond the region", h->type, e.page);
+        if (e.len > h->len - pos)
+            return broken("a diff longer than the message", h->type, e.len);
+        /* Walk the runs independently of diff.c. */
+        size_t q = 0, words = l->page_size / DSM_DIFF_WORD, expect = 0;
+        while (q < e.len) {
+            struct dsm_diff_run r;
+            if (e.len - q < sizeof r)
+                return broken("a truncated diff run", h->type, q);
+            memcpy(&r, pl + pos + q, sizeof r);
+            q += sizeof r;
+            if ((uint64_t)r.word_offset + r.words > words)
+                return broken("a diff run past the end of the page", h->type,
+                              (unsigned long)r.word_offset + r.words);
+            if ((uint64_t)r.words * DSM_DIFF_WORD > e.len - q)
+                return broken("a diff run longer than its data", h->type, r.words);
+            q += (size_t)r.words * DSM_DIFF_WORD;
+            expect += r.words;
+        }
+        unsigned char *page = malloc(l->page_size);
+        if (!page)
+            abort();
+        memset(page, 0xa5, l->page_size);
+        long w = dsm__diff_apply(page, l->page_size, pl + pos, e.len);
+        free(page);
+        if (w < 0 || (size_t)w != expect)
+            return broken("dsm__diff_apply disagreed on the words written", h->type,
+                          (unsigned long)w);
+        pos += e.len;
+    }
+    return NULL;
+}
+
+static const char *decode(const struct dsm_wire_limits *l, const uint8_t *msg, size_t count,
+                          int mpi_src)
+{
+    struct dsm_wire_hdr h;
+    const uint8_t *pl = msg + sizeof h;
+
+    if (count < sizeof h)
+        return broken("shorter than a header", 0, count);
+    memcpy(&h, msg, sizeof h);
+    if (count != sizeof h + h.len)
+        return broken("a length that is not the received length", h.type, h.len);
+    if (h.src != mpi_src || h.src < 0 || h.src >= l->nodes)
+        return broken("a source that is not the sender", h.type, (unsigned long)h.src);
+    switch (h.type) {
+    case DSM_MSG_PAGE_REQ:
+    case DSM_MSG_ATOMIC_REQ:
+        if (h.id >= l->npages)
+            return broken("a page beyond the region", h.type, h.id);
+        if (h.type == DSM_MSG_ATOMIC_REQ) {
+            struct dsm_wire_atomic o;
+            if (h.len != sizeof o)
+                return broken("an atomic payload of the wrong size", h.type, h.len);
+            memcpy(&o, pl, sizeof o);
+            if (o.op > l->max_aop || o.size == 0 || o.offset % o.size ||
+                (size_t)o.offset + o.size > l->page_size)
+                return broken("an atomic operand outside its page", h.type, o.offset);
+            unsigned char *page = malloc(l->page_size);
+            if (!page)
+                abort();
+            memcpy(page + o.offset, &o.a, o.size > 8 ? 8 : o.size);
+            free(page);
+        }
+        return NULL;
+    case DSM_MSG_DIFF:
+        return decode_diff(l, &h, pl);
+    case DSM_MSG_DIFF_ACK:
+    case DSM_MSG_ATOMIC_REPLY:
+        return h.len ? broken("a payload on a reply", h.type, h.len) : NULL;
+    case DSM_MSG_LOCK_REQ:
+    case DSM_MSG_LOCK_REL:
+    case DSM_MSG_LOCK_GRANT:
+    case DSM_MSG_LOCK_REL_ACK:
+        if (h.id >= l->max_locks)
+            return broken("a lock beyond max_locks", h.type, h.id);
+        /* fall through - the payload is a list of pages */
+    case DSM_MSG_BARRIER_ENTER:
+        if (h.len % 4)
+            return broken("a page list of odd length", h.type, h.len);
+        if (h.type == DSM_MSG_BARRIER_ENTER && l->rank != 0)
+            return broken("a BARRIER_ENTER at a node other than 0", h.type, l->rank);
+        for (size_t i = 0; i < h.len; i += 4) {
+            uint32_t p = u32_at(pl + i);
+            if (h.type == DSM_MSG_BARRIER_ENTER)
+                p &= ~DSM_NOTICE_NOCOPY;
+            if (p >= l->npages)
+                return broken("a page beyond the region", h.type, p);
+        }
+        return NULL;
+    case DSM_MSG_PREFETCH_REQ:
+        /* serve_page for every page of the list, in order. */
+        if (h.len == 0 || h.len % 4)
+            return broken("a prefetch list that is empty or of odd length", h.type, h.len);
+        for (size_t i = 0; i < h.len; i += 4)
+            if (u32_at(pl + i) >= l->npages)
+                return broken("a prefetched page beyond the region", h.type, u32_at(pl + i));
+        return NULL;
+    case DSM_MSG_BARRIER_RELEASE:
+        if (h.len % sizeof(struct dsm_wire_notice))
+            return broken("a notice list of odd length", h.type, h.len);
+        for (size_t i = 0; i < h.len; i += sizeof(struct dsm_wire_notice)) {
+            struct dsm_wire_notice n;
+            memcpy(&n, pl + i, sizeof n);
+            if (n.page >= l->npages)
+                return broken("a notice for a page beyond the region", h.type, n.page);
+            if (n.writer != DSM_WRITER_MANY && (n.writer < 0 || n.writer >= l->nodes))
+                return broken("a writer that is not a rank", h.type,
+                              (unsigned long)(uint32_t)n.writer);
+            if (n.writer >= 0) {
+                /* What apply_release does with it: a copyset bit. */
+                volatile uint64_t bit = (uint64_t)1 << n.writer;
+                (void)bit;
+            }
+        }
+        return NULL;
+    default:
+        return broken("an unknown type", h.type, h.type);
+    }
+}
+
+const char *wire_oracle(const uint8_t *data, size_t size, unsigned long *accepted)
+{
+    /* Two page sizes: a small one to reach the edges often, and the
+     * default 16 KiB one. */
+    static const size_t page_sizes[] = { 256, 16384 };
+    char why[160];
+
+    if (size < 1)
+        return NULL;
+    int rank = data[0] % NODES;
+    int mpi_src = (data[0] >> 2) % 4;      /* 3 is no rank of the job */
+    const uint8_t *msg = data + 1;
+    size_t count = size - 1;
+
+    /* The validator reads the header with memcpy: give it an aligned copy
+     * anyway, the way MPI's receive buffer is. */
+    uint8_t *copy = malloc(count ? count : 1);
+    if (!copy)
+        abort();
+    memcpy(copy, msg, count);
+    for (size_t k = 0; k < sizeof page_sizes / sizeof page_sizes[0]; k++) {
+        struct dsm_wire_limits l = {
+            .rank = rank, .nodes = NODES, .npages = NPAGES, .page_size = page_sizes[k],
+            .max_locks = NLOCKS, .max_aop = MAX_AOP,
+        };
+        why[0] = 0;
+        if (dsm__wire_check(&l, copy, count, mpi_src, why, sizeof why) < 0) {
+            if (why[0] == 0) {
+                free(copy);
+                return "a rejection came without a reason";
+            }
+            continue;
+        }
+        if (accepted)
+            ++*accepted;
+        const char *err = decode(&l, copy, count, mpi_src);
+        if (err) {
+            free(copy);
+            return err;
+        }
+    }
+    free(copy);
+    return NULL;
+}

@@ -1,0 +1,280 @@
+/*
+ * test_wire_check.c - the validator of received messages
+ * (libdsm/wire_check.c): hand-made messages at the edges of every check,
+ * then every input of the fuzzer's seed corpus (tests/fuzz/corpus) and of
+ * its regression inputs (tests/fuzz/regress: inputs that broke an earlier
+ * decoder, and crashes the fuzzer finds) replayed through the fuzzer's
+ * oracle (tests/fuzz/wire_oracle.c) without libFuzzer.  One thread.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <cmocka.h>
+
+#include "wire_check.h"
+#include "wire_oracle.h"
+
+#ifndef WIRE_FUZZ_DIR
+#error WIRE_FUZZ_DIR must name tests/fuzz of the source tree
+#endif
+
+static const struct dsm_wire_limits L = {
+    .rank = 1, .nodes = 3, .npages = 16, .page_size = 256, .max_locks = 9, .max_aop = 12,
+};
+
+static unsigned char buf[4096];
+
+/* Build a message from rank src into buf; returns its length. */
+static size_t mk(uint16_t type, int src, uint32_t id, const void *pl, uint32_t len)
+{
+    struct dsm_wire_hdr h;
+    memset(&h, 0, sizeof h);
+    h.type = type;
+    h.src = src;
+    h.id = id;
+    h.len = len;
+    memcpy(buf, &h, sizeof h);
+    if (len)
+        memcpy(buf + sizeof h, pl, len);
+    return sizeof h + len;
+}
+
+static int check(const struct dsm_wire_limits *l, size_t n, int src)
+{
+    char why[160] = "";
+    int rc = dsm__wire_check(l, buf, n, src, why, sizeof why);
+    if (rc < 0)
+        assert_true(why[0] != 0);     /* every rejection says why */
+    return rc;
+}
+
+static void test_header(void **state)
+{
+    (void)state;
+    size_t n = mk(DSM_MSG_DIFF_ACK, 0, 0, NULL, 0);
+    assert_int_equal(check(&L, n, 0), 0);
+    assert_int_equal(check(&L, n, 2), -DSM_EPROTO);        /* source is not MPI's */
+    assert_int_equal(check(&L, n - 1, 0), -DSM_EPROTO);    /* short of a header */
+    assert_int_equal(check(&L, n + 4, 0), -DSM_EPROTO);    /* length disagrees */
+    n = mk(DSM_MSG_DIFF_ACK, 3, 0, NULL, 0);
+    assert_int_equal(check(&L, n, 3), -DSM_EPROTO);        /* not a rank */
+    n = mk(0, 0, 0, NULL, 0);
+    assert_int_equal(check(&L, n, 0), -DSM_EPROTO);
+    n = mk(DSM_MSG_NTYPES, 0, 0, NULL, 0);
+    assert_int_equal(check(&L, n, 0), -DSM_EPROTO);
+    n = mk(DSM_MSG_PAGE_REPLY, 0, 0, NULL, 0);
+    assert_int_equal(check(&L, n, 0), -DSM_EPROTO);
+}
+
+static void test_page_ids(void **state)
+{
+    (void)state;
+    assert_int_equal(check(&L, mk(DSM_MSG_PAGE_REQ, 0, 15, NULL, 0), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_PAGE_REQ, 0, 16, NULL, 0), 0), -DSM_EPROTO);
+    uint32_t pages[2] = { 15, 16 };
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_GRANT, 1, 4, pages, 4), 1), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_GRANT, 1, 4, pages, 8), 1), -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_GRANT, 1, 4, pages, 6), 1), -DSM_EPROTO);
+    /* BARRIER_ENTER: only node 0 takes it; the NOCOPY bit is not the page. */
+    struct dsm_wire_limits l0 = L;
+    l0.rank = 0;
+    pages[0] = 15 | DSM_NOTICE_NOCOPY;
+    assert_int_equal(check(&l0, mk(DSM_MSG_BARRIER_ENTER, 2, 0, pages, 4), 2), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_ENTER, 2, 0, pages, 4), 2), -DSM_EPROTO);
+    pages[0] = 16 | DSM_NOTICE_NOCOPY;
+    assert_int_equal(check(&l0, mk(DSM_MSG_BARRIER_ENTER, 2, 0, pages, 4), 2), -DSM_EPROTO);
+}
+
+static void test_prefetch(void **state)
+{
+    (void)state;
+    /* A list of pages, the first of them in the id (prefetch.c). */
+    uint32_t pages[3] = { 4, 15, 9 };
+    assert_int_equal(check(&L, mk(DSM_MSG_PREFETCH_REQ, 2, 4, pages, 12), 2), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_PREFETCH_REQ, 2, 5, pages, 12), 2), -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_PREFETCH_REQ, 2, 4, pages, 0), 2), -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_PREFETCH_REQ, 2, 4, pages, 6), 2), -DSM_EPROTO);
+    pages[1] = 16;                                        /* beyond the region */
+    assert_int_equal(check(&L, mk(DSM_MSG_PREFETCH_REQ, 2, 4, pages, 12), 2), -DSM_EPROTO);
+}
+
+static void test_locks(void **state)
+{
+    (void)state;
+    /* This is rank 1: it manages locks 1, 4, 7. */
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_REQ, 0, 7, NULL, 0), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_REQ, 0, 6, NULL, 0), 0), -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_REQ, 0, 10, NULL, 0), 0), -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_REL, 2, 4, NULL, 0), 2), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_REL, 2, 5, NULL, 0), 2), -DSM_EPROTO);
+    /* Grants and acks come from the lock's manager. */
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_REL_ACK, 2, 5, NULL, 0), 2), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_REL_ACK, 0, 5, NULL, 0), 0), -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_LOCK_GRANT, 0, 5, NULL, 0), 0), -DSM_EPROTO);
+}
+
+static size_t put_diff(unsigned char *p, uint32_t page, uint32_t off, uint32_t words)
+{
+    struct dsm_wire_diff e = { page, (uint32_t)(sizeof(struct dsm_diff_run) + words * 4) };
+    struct dsm_diff_run r = { off, words };
+    memcpy(p, &e, sizeof e);
+    memcpy(p + sizeof e, &r, sizeof r);
+    memset(p + sizeof e + sizeof r, 0x11, words * 4);
+    return sizeof e + e.len;
+}
+
+static void test_diffs(void **state)
+{
+    unsigned char pl[512];
+    size_t n;
+
+    (void)state;
+    /* 256-byte pages hold 64 words: a run may end at word 64, not past. */
+    n = put_diff(pl, 15, 62, 2);
+    assert_int_equal(check(&L, mk(DSM_MSG_DIFF, 0, 0, pl, (uint32_t)n), 0), 0);
+    n = put_diff(pl, 15, 62, 3);
+    assert_int_equal(check(&L, mk(DSM_MSG_DIFF, 0, 0, pl, (uint32_t)n), 0), -DSM_EPROTO);
+    n = put_diff(pl, 16, 0, 1);
+    assert_int_equal(check(&L, mk(DSM_MSG_DIFF, 0, 0, pl, (uint32_t)n), 0), -DSM_EPROTO);
+    /* Two entries, the second overrunning the message by one byte. */
+    n = put_diff(pl, 3, 0, 1);
+    size_t m = put_diff(pl + n, 4, 0, 1);
+    assert_int_equal(check(&L, mk(DSM_MSG_DIFF, 0, 0, pl, (uint32_t)(n + m)), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_DIFF, 0, 0, pl, (uint32_t)(n + m - 1)), 0),
+                     -DSM_EPROTO);
+    /* An entry header cut short. */
+    assert_int_equal(check(&L, mk(DSM_MSG_DIFF, 0, 0, pl, (uint32_t)(n + 4)), 0),
+                     -DSM_EPROTO);
+    /* An empty DIFF with LAST is what a flush sends when every written word
+     * went back to its old value. */
+    assert_int_equal(check(&L, mk(DSM_MSG_DIFF, 0, 0, NULL, 0), 0), 0);
+}
+
+static void test_notices(void **state)
+{
+    struct dsm_wire_notice nt[2] = { { 15, DSM_WRITER_MANY }, { 0, 2 } };
+
+    (void)state;
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, nt, sizeof nt), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 1, 0, nt, sizeof nt), 1),
+                     -DSM_EPROTO);                   /* only node 0 releases */
+    nt[1].writer = 3;
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, nt, sizeof nt), 0),
+                     -DSM_EPROTO);
+    nt[1].writer = -1;
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, nt, sizeof nt), 0),
+                     -DSM_EPROTO);
+    nt[1].writer = 64;
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, nt, sizeof nt), 0),
+                     -DSM_EPROTO);
+    nt[1].writer = 0;
+    nt[0].page = 16;
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, nt, sizeof nt), 0),
+                     -DSM_EPROTO);
+}
+
+static void test_atomics(void **state)
+{
+    struct dsm_wire_atomic o;
+
+    (void)state;
+    memset(&o, 0, sizeof o);
+    o.op = 4;
+    o.size = 8;
+    o.offset = 248;
+    assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), 0);
+    o.offset = 256;
+    assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), -DSM_EPROTO);
+    o.offset = 4;                                 /* misaligned */
+    assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), -DSM_EPROTO);
+    o.offset = 0;
+    o.size = 3;
+    assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), -DSM_EPROTO);
+    o.size = 0;
+    assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), -DSM_EPROTO);
+    o.size = 16;
+    o.offset = 240;
+    assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), 0);
+    o.op = 13;
+    assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), -DSM_EPROTO);
+    o.op = 4;
+    assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 16, &o, sizeof o), 0), -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o - 1), 0),
+                     -DSM_EPROTO);
+}
+
+/* Replay every file of WIRE_FUZZ_DIR/sub through the oracle; returns the
+ * number of files, and the messages the validator accepted in *acc. */
+static int replay(const char *sub, unsigned long *acc)
+{
+    char path[4096];
+    int files = 0;
+
+    snprintf(path, sizeof path, "%s/%s", WIRE_FUZZ_DIR, sub);
+    DIR *d = opendir(path);
+    if (!d)
+        fail_msg("cannot open %s", path);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/%s", WIRE_FUZZ_DIR, sub, de->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            fail_msg("cannot open %s", path);
+        static uint8_t in[1 << 20];
+        size_t n = fread(in, 1, sizeof in, f);
+        fclose(f);
+        unsigned long a = 0;
+        const char *err = wire_oracle(in, n, &a);
+        if (err)
+            fail_msg("%s: %s", path, err);
+        if (acc)
+            *acc += a;
+        files++;
+    }
+    closedir(d);
+    return files;
+}
+
+static void test_corpus(void **state)
+{
+    unsigned long acc = 0;
+
+    (void)state;
+    int n = replay("corpus", &acc);
+    assert_true(n >= 14);
+    /* The seeds are well-formed: each is accepted with at least one of the
+     * oracle's two page sizes, so the fuzzer starts from inside. */
+    assert_true(acc >= (unsigned long)n);
+}
+
+static void test_regress(void **state)
+{
+    unsigned long acc = 0;
+
+    (void)state;
+    assert_true(replay("regress", &acc) >= 3);
+    assert_int_equal(acc, 0);     /* every regression input is malformed */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_header),
+        cmocka_unit_test(test_page_ids),
+        cmocka_unit_test(test_prefetch),
+        cmocka_unit_test(test_locks),
+        cmocka_unit_test(test_diffs),
+        cmocka_unit_test(test_notices),
+        cmocka_unit_test(test_atomics),
+        cmocka_unit_test(test_corpus),
+        cmocka_unit_test(test_regress),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
