@@ -74,7 +74,8 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 #define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_BASE, DSM_COMM, DSM_POLL, " \
               "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, and for the " \
-              "OpenMP shim DSM_THREADS_PER_RANK, DSM_STACK_SIZE, DSM_CHECK"
+              "OpenMP shim DSM_THREADS_PER_RANK, DSM_STACK_SIZE, DSM_CHECK; " \
+              "DSM_TIMEOUT, DSM_SYNC_TIMEOUT"
 
 int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                       size_t os_page, char *err, size_t errlen)
@@ -94,6 +95,8 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
     cfg->stack_size = DSM_DEFAULT_STACK_SIZE;
     cfg->check_races = 0;
     cfg->heap_size_set = 0;
+    cfg->timeout_s = DSM_DEFAULT_TIMEOUT;
+    cfg->sync_timeout_s = 0;
     if (err && errlen)
         err[0] = '\0';
 
@@ -178,6 +181,16 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
             else if (!strcmp(v, "0") || !strcmp(v, "none")) cfg->check_races = 0;
             else return fail(err, errlen,
                     "DSM_CHECK=%s: bad value; choose DSM_CHECK=races or DSM_CHECK=none", v);
+        } else if (IS("DSM_TIMEOUT") || IS("DSM_SYNC_TIMEOUT")) {
+            unsigned long n;
+            if (parse_uint(v, 31536000UL, &n))
+                return fail(err, errlen,
+                    "%.*s=%s: bad value; give whole seconds from 0 (no limit) to 31536000, "
+                    "e.g. %.*s=60", (int)nlen, e, v, (int)nlen, e);
+            if (IS("DSM_TIMEOUT"))
+                cfg->timeout_s = (unsigned)n;
+            else
+                cfg->sync_timeout_s = (unsigned)n;
         } else {
             return fail(err, errlen,
                 "unknown environment variable %.*s; libdsm knows " KNOWN

@@ -139,6 +139,11 @@ struct dsm_config {
     size_t   stack_size;          /* DSM_STACK_SIZE: each OpenMP thread's stack */
     int      check_races;         /* DSM_CHECK=races */
     int      heap_size_set;       /* DSM_HEAP_SIZE was given */
+    /* watchdog.c: seconds a request may wait for its reply (page, diff
+     * acks, atomic, lock release ack), and a barrier or lock acquire for
+     * the other nodes; 0 is no limit. */
+    unsigned timeout_s;           /* DSM_TIMEOUT */
+    unsigned sync_timeout_s;      /* DSM_SYNC_TIMEOUT */
 };
 
 #define DSM_DEFAULT_HEAP_SIZE  ((size_t)1 << 30)            /* 1 GiB */
@@ -147,6 +152,7 @@ struct dsm_config {
 #define DSM_DEFAULT_MAX_LOCKS  4096
 #define DSM_DEFAULT_SPIN_US    50
 #define DSM_DEFAULT_STACK_SIZE ((size_t)8 << 20)             /* 8 MiB */
+#define DSM_DEFAULT_TIMEOUT    30                           /* seconds */
 #define DSM_MAX_NODES          64   /* copysets are one 64-bit word per page */
 
 /* Fill cfg from envp (an environ-style NULL-terminated array; NULL means no
