@@ -321,6 +321,24 @@ static void test_timeouts(void **state)
     one_bad("DSM_SYNC_TIMEOUT=never", "DSM_SYNC_TIMEOUT");
 }
 
+/* The variables parsed here for the OpenMP shim. */
+static void test_shim_vars(void **state)
+{
+    struct dsm_config c;
+    (void)state;
+    c = one_ok("DSM_THREADS_PER_RANK=4");
+    assert_int_equal(c.threads_per_rank, 4);
+    c = one_ok("DSM_STACK_SIZE=16M");
+    assert_int_equal(c.stack_size, 16 * MIB);
+    c = one_ok("DSM_CHECK=races");
+    assert_int_equal(c.check_races, 1);
+    one_bad("DSM_THREADS_PER_RANK=0", "DSM_THREADS_PER_RANK");
+    one_bad("DSM_THREADS_PER_RANK=65", "DSM_THREADS_PER_RANK");
+    one_bad("DSM_STACK_SIZE=32K", "DSM_STACK_SIZE");
+    one_bad("DSM_STACK_SIZE=8G", "DSM_STACK_SIZE");
+    one_bad("DSM_CHECK=all", "DSM_CHECK");
+}
+
 /* A bad variable among good ones is still found, wherever it is. */
 static void test_bad_among_good(void **state)
 {
@@ -413,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_bad_base),
         cmocka_unit_test(test_bad_numbers),
         cmocka_unit_test(test_timeouts),
+        cmocka_unit_test(test_shim_vars),
         cmocka_unit_test(test_bad_among_good),
         cmocka_unit_test(test_err_buffer_bounds),
         cmocka_unit_test(test_parse_size),

@@ -14,6 +14,8 @@
  *   bad_home_policy     dsm_malloc_home(..., 77, 0)
  *   free_twice          dsm_free of the same pointer twice
  *   init_twice          dsm_init called again
+ *   disagree_env        rank 1 sets DSM_PAGE_SIZE=8192 before dsm_init, the
+ *                       others keep the default
  *   lock_deadlock       rank 0 holds lock 1 and waits in dsm_barrier, the
  *                       others wait for lock 1 (run with DSM_SYNC_TIMEOUT)
  * check-misuse.sh runs it and checks the message; reaching the end is a
@@ -21,6 +23,7 @@
  * exits 0 only there and the checker treats 0 as a failure).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dsm.h"
@@ -28,6 +31,9 @@
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    const char *pmi_rank = getenv("PMI_RANK");
+    if (!strcmp(mode, "disagree_env") && pmi_rank && !strcmp(pmi_rank, "1"))
+        setenv("DSM_PAGE_SIZE", "8192", 1);
     dsm_init(&argc, &argv);
     int me = dsm_node_id(), n = dsm_node_count(), last = n - 1;
     size_t ps = dsm_page_size();
@@ -64,6 +70,8 @@ int main(int argc, char **argv)
         dsm_free(a);
     } else if (!strcmp(mode, "init_twice")) {
         dsm_init(&argc, &argv);
+    } else if (!strcmp(mode, "disagree_env")) {
+        dsm_barrier();
     } else if (!strcmp(mode, "lock_deadlock")) {
         if (me == 0)
             dsm_lock_acquire(1);

@@ -80,6 +80,9 @@ case $case_name in
         prog=api; args=free_twice; phrase="is not a pointer returned by dsm_malloc (or it was freed already)" ;;
     init_twice)
         prog=api; args=init_twice; phrase="dsm_init() called twice" ;;
+    disagree_env)
+        prog=api; args=disagree_env
+        phrase="ranks disagree on DSM_PAGE_SIZE (values from 0x2000 to 0x4000)" ;;
     lock_deadlock)
         prog=api; args=lock_deadlock; env_extra=DSM_SYNC_TIMEOUT=3
         phrase="no reply within DSM_SYNC_TIMEOUT=3 s"; phrase2="for lock 1 from its manager" ;;
