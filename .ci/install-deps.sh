@@ -2,7 +2,7 @@
 # install-deps.sh - install the Debian 12 packages libdsm needs to build,
 # test and benchmark.  Runs apt-get as root, or through sudo.
 set -e
-pkgs="build-essential autoconf automake libtool pkg-config mpich libmpich-dev libsigsegv-dev libcmocka-dev"
+pkgs="build-essential autoconf automake libtool pkg-config mpich libmpich-dev libsigsegv-dev libcmocka-dev iproute2"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
