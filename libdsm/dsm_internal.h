@@ -361,6 +361,10 @@ DSM_HIDDEN void dsm__watchdog_tick(uint64_t now);
 /* The fault handler declined a SIGSEGV (not ours): report it before the
  * process dies of it.  Async-signal-safe. */
 DSM_HIDDEN void dsm__crash_report(int sig, const void *addr);
+/* MPI_Finalize, watched: if it has not returned after timeout_s seconds
+ * (0: no limit), report it and end the process with status 1 (seen: MPICH
+ * 4.0.2 over UCX TCP between hosts, every rank stuck in MPI_Finalize). */
+DSM_HIDDEN void dsm__finalize_mpi(unsigned timeout_s);
 /* Line output for reports, async-signal-safe: each line is prefixed with
  * "libdsm[rank N]: " and written with one write(2) when ended. */
 struct dsm_sbuf { char b[512]; size_t n; };

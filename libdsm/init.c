@@ -151,7 +151,7 @@ int dsm_finalize(void)
     g->npages = 0;
     MPI_Comm_free(&g->comm);
     if (g->own_mpi)
-        MPI_Finalize();
+        dsm__finalize_mpi(g->cfg.timeout_s);
     return 0;
 }
 

@@ -23,7 +23,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dsm_internal.h"
@@ -325,6 +328,50 @@ void dsm__watchdog_tick(uint64_t now)
     dsm__sb_end(&sb);
     dump_state("a rank died");
     dsm__die();
+}
+
+/* ---- MPI_Finalize ---- */
+
+static uint32_t finalized_word;
+
+static void *finalize_watch(void *arg)
+{
+    unsigned limit = (unsigned)(uintptr_t)arg;
+    struct timespec ts = { (time_t)limit, 0 };
+    struct dsm_sbuf sb;
+
+    /* Sleeps until MPI_Finalize returns (the word changes) or the limit. */
+    while (!__atomic_load_n(&finalized_word, __ATOMIC_ACQUIRE)) {
+        uint64_t t0 = dsm__now_ns();
+        syscall(SYS_futex, &finalized_word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+        if (__atomic_load_n(&finalized_word, __ATOMIC_ACQUIRE))
+            return NULL;
+        uint64_t spent = dsm__now_ns() - t0;
+        if (spent >= (uint64_t)ts.tv_sec * 1000000000u) {
+            dsm__sb_begin(&sb);
+            dsm__sb_str(&sb, "MPI_Finalize has not returned after DSM_TIMEOUT=");
+            dsm__sb_u(&sb, limit);
+            dsm__sb_str(&sb, " s (libdsm had finished); the process ends with status 1 "
+                        "instead of hanging (an MPI problem: see docs/ERRORS.md)");
+            dsm__sb_end(&sb);
+            _exit(1);
+        }
+        ts.tv_sec -= (time_t)(spent / 1000000000u);
+    }
+    return NULL;
+}
+
+void dsm__finalize_mpi(unsigned timeout_s)
+{
+    pthread_t th;
+    int watching = timeout_s &&
+        pthread_create(&th, NULL, finalize_watch, (void *)(uintptr_t)timeout_s) == 0;
+    MPI_Finalize();
+    if (watching) {
+        __atomic_store_n(&finalized_word, 1, __ATOMIC_RELEASE);
+        syscall(SYS_futex, &finalized_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        pthread_join(th, NULL);
+    }
 }
 
 /* ---- signals ---- */
