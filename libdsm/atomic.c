@@ -204,6 +204,7 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
     struct atomic_result res = { 0, 0 };
     uint64_t t0 = dsm__now_ns();
     uint32_t id = dsm__waiter_get(DSM_WAIT_ATOMIC, 1, &res);
+    dsm__waiter_note(id, g->pages[p].home, p);
     struct dsm_msg *m = dsm__msg_new(DSM_MSG_ATOMIC_REQ, g->pages[p].home, sizeof o);
     m->hdr.id = (uint32_t)p;
     m->hdr.waiter = id;

@@ -27,6 +27,7 @@ static struct {
     uint32_t epoch;                 /* barriers released so far */
     uint64_t *check, *aux;          /* per node */
     uint32_t *kind, *waiter;        /* per node */
+    uint8_t *in;                    /* per node: entered this barrier (dumps) */
     int32_t *writer;                /* per page: 0 none, r+1 sole writer r, -1 many */
     uint32_t *touched;
     size_t ntouched;
@@ -59,11 +60,12 @@ int dsm__barrier_init(void)
     M.aux = calloc((size_t)n, sizeof *M.aux);
     M.kind = calloc((size_t)n, sizeof *M.kind);
     M.waiter = calloc((size_t)n, sizeof *M.waiter);
+    M.in = calloc((size_t)n, 1);
     M.writer = mmap(NULL, dsm__g.npages * sizeof *M.writer, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     M.touched = mmap(NULL, dsm__g.npages * sizeof *M.touched, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (!M.check || !M.aux || !M.kind || !M.waiter || M.writer == MAP_FAILED ||
+    if (!M.check || !M.aux || !M.kind || !M.waiter || !M.in || M.writer == MAP_FAILED ||
         M.touched == MAP_FAILED)
         return -DSM_ENOMEM;
     return 0;
@@ -125,6 +127,7 @@ static void master_release(void)
         M.writer[M.touched[i]] = 0;
     M.ntouched = 0;
     M.arrived = 0;
+    memset(M.in, 0, (size_t)dsm__g.nodes);
     M.epoch++;
 }
 
@@ -155,8 +158,33 @@ void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *payload)
     M.aux[src] = h->arg2;
     M.kind[src] = h->flags >> 8;
     M.waiter[src] = h->waiter;
+    if (h->flags & DSM_MF_LAST)
+        M.in[src] = 1;
     if ((h->flags & DSM_MF_LAST) && ++M.arrived == dsm__g.nodes)
         master_release();
+}
+
+void dsm__barrier_dump(struct dsm_sbuf *sb)
+{
+    if (dsm__g.rank != 0 || !M.in)
+        return;
+    dsm__sb_begin(sb);
+    dsm__sb_str(sb, "  barrier master: barrier ");
+    dsm__sb_u(sb, M.epoch);
+    dsm__sb_str(sb, ", ");
+    dsm__sb_u(sb, (uint64_t)M.arrived);
+    dsm__sb_str(sb, " of ");
+    dsm__sb_u(sb, (uint64_t)dsm__g.nodes);
+    dsm__sb_str(sb, " nodes arrived");
+    if (M.arrived) {
+        dsm__sb_str(sb, "; not yet:");
+        for (int r = 0; r < dsm__g.nodes; r++)
+            if (!M.in[r]) {
+                dsm__sb_str(sb, " ");
+                dsm__sb_u(sb, (uint64_t)r);
+            }
+    }
+    dsm__sb_end(sb);
 }
 
 void dsm__on_barrier_release(const struct dsm_wire_hdr *h, const void *payload)
@@ -301,6 +329,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
                 list[i] |= DSM_NOTICE_NOCOPY;
         }
         waiter = dsm__waiter_get(DSM_WAIT_BARRIER, 1, &ctx);
+        dsm__waiter_note(waiter, 0, g->epoch);
         dsm__msg_send_pages(DSM_MSG_BARRIER_ENTER, 0, list, n, g->epoch, waiter,
                             (uint16_t)(kind << 8), check, aux);
         free(list);

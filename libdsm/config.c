@@ -74,7 +74,8 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 #define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_BASE, DSM_COMM, DSM_POLL, " \
               "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, DSM_PREFETCH, DSM_TRACE, " \
-              "and for the OpenMP shim DSM_THREADS_PER_RANK, DSM_STACK_SIZE, DSM_CHECK"
+              "DSM_TIMEOUT, DSM_SYNC_TIMEOUT, and for the OpenMP shim DSM_THREADS_PER_RANK, " \
+              "DSM_STACK_SIZE, DSM_CHECK"
 
 int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                       size_t os_page, char *err, size_t errlen)
@@ -96,6 +97,8 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
     cfg->heap_size_set = 0;
     cfg->prefetch = DSM_PREFETCH_NONE;
     cfg->trace_prefix = NULL;
+    cfg->timeout_s = DSM_DEFAULT_TIMEOUT;
+    cfg->sync_timeout_s = 0;
     if (err && errlen)
         err[0] = '\0';
 
@@ -193,6 +196,16 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                     "DSM_TRACE=%.40s...: bad value; give a file name prefix shorter than "
                     "4000 bytes, e.g. DSM_TRACE=/tmp/run (writes /tmp/run.0, /tmp/run.1, ...)", v);
             cfg->trace_prefix = *v ? v : NULL;
+        } else if (IS("DSM_TIMEOUT") || IS("DSM_SYNC_TIMEOUT")) {
+            unsigned long n;
+            if (parse_uint(v, 31536000UL, &n))
+                return fail(err, errlen,
+                    "%.*s=%s: bad value; give whole seconds from 0 (no limit) to 31536000, "
+                    "e.g. %.*s=60", (int)nlen, e, v, (int)nlen, e);
+            if (IS("DSM_TIMEOUT"))
+                cfg->timeout_s = (unsigned)n;
+            else
+                cfg->sync_timeout_s = (unsigned)n;
         } else {
             return fail(err, errlen,
                 "unknown environment variable %.*s; libdsm knows " KNOWN

@@ -79,6 +79,10 @@ extern struct dsm_global dsm__g DSM_HIDDEN;
 /* Print "libdsm[rank N]: <message>" and end the whole job with exit status 1. */
 DSM_HIDDEN void dsm__fatal(const char *fmt, ...)
     __attribute__((noreturn, format(printf, 1, 2)));
+/* The second half of dsm__fatal, for a report already printed: end the job. */
+DSM_HIDDEN void dsm__die(void) __attribute__((noreturn));
+/* Non-zero once a fatal report has begun (the signal reports stay quiet). */
+extern int dsm__dying DSM_HIDDEN;
 /* Public entry check: fatal unless dsm_init() ran and dsm_finalize() did not. */
 DSM_HIDDEN void dsm__check_running(const char *func);
 #define DSM_CHECK_RUNNING() \
@@ -161,6 +165,12 @@ struct dsm_waiter {
     int      kind;          /* enum dsm_wait_kind: which reply it accepts */
     uint32_t sleeping;      /* the waiter sleeps on done: wake it */
     void    *ctx;           /* reply-specific collector (barrier, lock) */
+    /* What is awaited, for DSM_TIMEOUT and state dumps (watchdog.c): the
+     * node that must answer (-1: several or unknown) and the page, lock or
+     * barrier number; when the wait began. */
+    int      peer;
+    uint64_t obj;
+    uint64_t t0;
 };
 DSM_HIDDEN int  dsm__waiter_init(void);
 DSM_HIDDEN uint32_t dsm__waiter_get(enum dsm_wait_kind kind, int expected, void *ctx);
@@ -168,6 +178,10 @@ DSM_HIDDEN uint32_t dsm__waiter_get(enum dsm_wait_kind kind, int expected, void 
  * reply of this kind. */
 DSM_HIDDEN struct dsm_waiter *dsm__waiter_at(uint32_t id, enum dsm_wait_kind kind);
 DSM_HIDDEN void dsm__waiter_wait(uint32_t id);
+/* Record what waiter id awaits: from node peer, about page/lock/barrier obj. */
+DSM_HIDDEN void dsm__waiter_note(uint32_t id, int peer, uint64_t obj);
+/* Slot i of the table (0 <= i < DSM_MAX_WAITERS), for reports; racy reads. */
+DSM_HIDDEN const struct dsm_waiter *dsm__waiter_slot(uint32_t i);
 DSM_HIDDEN void dsm__waiter_put(uint32_t id);
 /* Communication side: one reply arrived; wakes the waiter at the last one. */
 DSM_HIDDEN void dsm__waiter_complete(struct dsm_waiter *w);
@@ -366,6 +380,34 @@ DSM_HIDDEN int  dsm__fault_init(void);
 /* Bumped at every fault that makes a page writable (dsm__flush checks it). */
 extern uint32_t dsm__upgrades DSM_HIDDEN;
 DSM_HIDDEN void dsm__fault_fini(void);
+
+/* ---- watchdog.c: timeouts, state dumps, fatal signals --------------------- */
+/* Main thread, in dsm_init after the configuration: learn every node's pid
+ * and host, install the SIGUSR1 dump and the fatal-signal reports. */
+DSM_HIDDEN int  dsm__watchdog_init(void);
+/* Fatal (reported, job aborted) if waiter w has waited past its limit. */
+DSM_HIDDEN void dsm__watchdog_check(const struct dsm_waiter *w, uint64_t now);
+/* Communication thread: check every waiter of the process (a waiting thread
+ * may itself be stuck before it can check). */
+DSM_HIDDEN void dsm__watchdog_tick(uint64_t now);
+/* The fault handler declined a SIGSEGV (not ours): report it before the
+ * process dies of it.  Async-signal-safe. */
+DSM_HIDDEN void dsm__crash_report(int sig, const void *addr);
+/* MPI_Finalize, watched: if it has not returned after timeout_s seconds
+ * (0: no limit), report it and end the process with status 1 (seen: MPICH
+ * 4.0.2 over UCX TCP between hosts, every rank stuck in MPI_Finalize). */
+DSM_HIDDEN void dsm__finalize_mpi(unsigned timeout_s);
+/* Line output for reports, async-signal-safe: each line is prefixed with
+ * "libdsm[rank N]: " and written with one write(2) when ended. */
+struct dsm_sbuf { char b[512]; size_t n; };
+DSM_HIDDEN void dsm__sb_begin(struct dsm_sbuf *sb);
+DSM_HIDDEN void dsm__sb_str(struct dsm_sbuf *sb, const char *s);
+DSM_HIDDEN void dsm__sb_u(struct dsm_sbuf *sb, uint64_t v);
+DSM_HIDDEN void dsm__sb_i(struct dsm_sbuf *sb, int64_t v);
+DSM_HIDDEN void dsm__sb_end(struct dsm_sbuf *sb);
+/* Parts of the state dump kept by their owners (racy reads, signal-safe). */
+DSM_HIDDEN void dsm__barrier_dump(struct dsm_sbuf *sb);
+DSM_HIDDEN void dsm__lock_dump(struct dsm_sbuf *sb);
 
 /* ---- stats.c: counters, relaxed atomics, merged at print time ------------ */
 struct dsm_stats_raw {

@@ -150,6 +150,11 @@ struct dsm_config {
     int      heap_size_set;       /* DSM_HEAP_SIZE was given */
     enum dsm_prefetch_kind prefetch;  /* DSM_PREFETCH */
     const char *trace_prefix;     /* DSM_TRACE: event log PREFIX.RANK, or NULL */
+    /* watchdog.c: seconds a request may wait for its reply (page, diff
+     * acks, atomic, lock release ack), and a barrier or lock acquire for
+     * the other nodes; 0 is no limit. */
+    unsigned timeout_s;           /* DSM_TIMEOUT */
+    unsigned sync_timeout_s;      /* DSM_SYNC_TIMEOUT */
 };
 
 #define DSM_DEFAULT_HEAP_SIZE  ((size_t)1 << 30)            /* 1 GiB */
@@ -158,6 +163,7 @@ struct dsm_config {
 #define DSM_DEFAULT_MAX_LOCKS  4096
 #define DSM_DEFAULT_SPIN_US    50
 #define DSM_DEFAULT_STACK_SIZE ((size_t)8 << 20)             /* 8 MiB */
+#define DSM_DEFAULT_TIMEOUT    30                           /* seconds */
 #define DSM_MAX_NODES          64   /* copysets are one 64-bit word per page */
 
 /* Fill cfg from envp (an environ-style NULL-terminated array; NULL means no

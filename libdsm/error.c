@@ -13,12 +13,15 @@
 
 #include "dsm_internal.h"
 
+int dsm__dying;
+
 void dsm__fatal(const char *fmt, ...)
 {
     char buf[1024];
-    int n, init = 0, fin = 0;
+    int n;
     va_list ap;
 
+    __atomic_store_n(&dsm__dying, 1, __ATOMIC_SEQ_CST);
     if (dsm__g.rank < 0)
         n = snprintf(buf, sizeof buf, "libdsm[rank ?]: ");
     else
@@ -30,7 +33,14 @@ void dsm__fatal(const char *fmt, ...)
         n = (int)sizeof buf - 2;
     buf[n++] = '\n';
     if (write(2, buf, (size_t)n) < 0) { /* nothing better to do */ }
+    dsm__die();
+}
 
+void dsm__die(void)
+{
+    int init = 0, fin = 0;
+
+    __atomic_store_n(&dsm__dying, 1, __ATOMIC_SEQ_CST);
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
     if (init && !fin) {

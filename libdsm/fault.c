@@ -122,9 +122,15 @@ static int handle_kind(size_t p, int *kind, uint64_t *wait_ns)
 static int on_sigsegv(void *addr, int serious)
 {
     (void)serious;
-    if (dsm__g.state != DSM_STATE_RUNNING || !dsm__in_region(addr))
+    if (dsm__g.state != DSM_STATE_RUNNING)
         return 0;
-    return handle(dsm__page_of(addr));
+    if (!dsm__in_region(addr) || !handle(dsm__page_of(addr))) {
+        /* Not ours: libsigsegv restores the default action and the access
+         * kills the process; say which rank and where first. */
+        dsm__crash_report(SIGSEGV, addr);
+        return 0;
+    }
+    return 1;
 }
 
 int dsm__fault_init(void)

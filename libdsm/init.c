@@ -35,6 +35,18 @@ static void must(int rc, const char *what)
                    rc == -DSM_ENOMEM ? "out of memory" : "system error");
 }
 
+/* A process that ends with status 0 while libdsm runs skipped
+ * dsm_finalize(): the other ranks would wait for it forever (or, under
+ * mpiexec, be killed while the job reports success).  A non-zero status is
+ * a failure reported elsewhere (MPI_Abort exits through here too). */
+static void exit_check(int status, void *arg)
+{
+    (void)arg;
+    if (status == 0 && dsm__g.state == DSM_STATE_RUNNING && !dsm__dying)
+        dsm__fatal("the process exits (return from main, or exit(0)) without calling "
+                   "dsm_finalize(); every rank must call dsm_finalize() before it ends");
+}
+
 int dsm_init(int *argc, char ***argv)
 {
     struct dsm_global *g = &dsm__g;
@@ -74,6 +86,8 @@ int dsm_init(int *argc, char ***argv)
     agree("DSM_MAX_LOCKS", (uint64_t)g->cfg.max_locks);
     agree("DSM_HOME", g->cfg.home);
     agree("DSM_STATS", g->cfg.stats);
+    must(dsm__watchdog_init(), "setting up failure reports");
+    on_exit(exit_check, NULL);
 
     g->page_size = g->cfg.page_size;
     g->page_shift = (unsigned)__builtin_ctzl(g->page_size);
@@ -142,7 +156,7 @@ int dsm_finalize(void)
     g->npages = 0;
     MPI_Comm_free(&g->comm);
     if (g->own_mpi)
-        MPI_Finalize();
+        dsm__finalize_mpi(g->cfg.timeout_s);
     return 0;
 }
 

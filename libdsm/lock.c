@@ -196,6 +196,7 @@ static int acquire(int id, uint16_t flags)
     t0 = dsm__now_ns();
     DSM_TRACE_ENTER(DSM_TR_LOCK_REQ, 0, id % dsm__g.nodes, id, 0);
     waiter = dsm__waiter_get(DSM_WAIT_GRANT, 1, &ctx);
+    dsm__waiter_note(waiter, id % dsm__g.nodes, (uint64_t)id);
     m = dsm__msg_new(DSM_MSG_LOCK_REQ, id % dsm__g.nodes, 0);
     m->hdr.id = (uint32_t)id;
     m->hdr.waiter = waiter;
@@ -242,12 +243,41 @@ void dsm_lock_release(int id)
 
     n = dsm__pt_copy_epoch(&list);
     waiter = dsm__waiter_get(DSM_WAIT_RELEASE, 1, NULL);
+    dsm__waiter_note(waiter, id % dsm__g.nodes, (uint64_t)id);
     dsm__msg_send_pages(DSM_MSG_LOCK_REL, id % dsm__g.nodes, list, n, (uint32_t)id,
                         waiter, 0, 0, 0);
     free(list);
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
     DSM_TRACE_LEAVE(DSM_TR_LOCK_RELEASED, 0, id % dsm__g.nodes, id, 0);
+}
+
+void dsm__lock_dump(struct dsm_sbuf *sb)
+{
+    size_t held = 0;
+    dsm__sb_begin(sb);
+    dsm__sb_str(sb, "  locks managed here and held:");
+    for (size_t i = 0; locks && i < nlocal; i++) {
+        if (!locks[i].held)
+            continue;
+        if (++held > 16)
+            continue;
+        dsm__sb_str(sb, " ");
+        dsm__sb_u(sb, i * (size_t)dsm__g.nodes + (size_t)dsm__g.rank);
+        dsm__sb_str(sb, "(by rank ");
+        dsm__sb_u(sb, (uint64_t)locks[i].holder);
+        dsm__sb_str(sb, ", ");
+        dsm__sb_u(sb, locks[i].qn);
+        dsm__sb_str(sb, " queued)");
+    }
+    if (held == 0)
+        dsm__sb_str(sb, " none");
+    else if (held > 16) {
+        dsm__sb_str(sb, " ... ");
+        dsm__sb_u(sb, held);
+        dsm__sb_str(sb, " in all");
+    }
+    dsm__sb_end(sb);
 }
 
 int dsm_lock_count(void)

@@ -256,6 +256,8 @@ void dsm__fetch_page(size_t p)
     uint32_t id = dsm__waiter_get(DSM_WAIT_PAGE, 1, NULL);
     struct dsm_msg *m = dsm__msg_new(DSM_MSG_PAGE_REQ, dsm__g.pages[p].home, 0);
 
+    dsm__waiter_note(id, dsm__g.pages[p].home, p);
+
     m->hdr.id = (uint32_t)p;
     m->hdr.waiter = id;
     m->recv_page = (long)p;     /* the transport posts the page's receive */

@@ -65,10 +65,24 @@ uint32_t dsm__waiter_get(enum dsm_wait_kind kind, int expected, void *ctx)
     table[id].kind = kind;
     table[id].remaining = expected;
     table[id].sleeping = 0;
+    table[id].peer = -1;
+    table[id].obj = 0;
+    table[id].t0 = dsm__now_ns();
     __atomic_store_n(&table[id].done, expected <= 0, __ATOMIC_RELAXED);
     /* Publishes ctx/remaining before the request carrying id is sent. */
     __atomic_store_n(&table[id].in_use, 1, __ATOMIC_RELEASE);
     return id;
+}
+
+void dsm__waiter_note(uint32_t id, int peer, uint64_t obj)
+{
+    table[id].peer = peer;
+    table[id].obj = obj;
+}
+
+const struct dsm_waiter *dsm__waiter_slot(uint32_t i)
+{
+    return &table[i];
 }
 
 struct dsm_waiter *dsm__waiter_at(uint32_t id, enum dsm_wait_kind kind)
@@ -133,6 +147,10 @@ void dsm__waiter_wait(uint32_t id)
     for (i = 0;; i++) {
         if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
             break;
+        /* DSM_TIMEOUT: every 256 rounds (a round polls, yields or sleeps
+         * at most 10 ms), see whether this wait has gone on too long. */
+        if (i % 256 == 255)
+            dsm__watchdog_check(w, dsm__now_ns());
         if (self_progress) {
             if (dsm__comm_try_progress() > 0) {
                 t0 = 0;

@@ -268,8 +268,9 @@ static void *comm_main(void *arg)
 {
     const int adaptive = dsm__g.cfg.poll == DSM_POLL_ADAPTIVE;
     const uint64_t spin_ns = (uint64_t)dsm__g.cfg.spin_us * 1000;
-    uint64_t last = dsm__now_ns();
+    uint64_t last = dsm__now_ns(), last_tick = last;
     long sleep_ns = 20000;
+    unsigned rounds = 0;
 
     (void)arg;
     dsm__trace_role(DSM_TR_ROLE_COMM);
@@ -282,6 +283,15 @@ static void *comm_main(void *arg)
             n += dsm__prefetch_run();
         n += progress_round();
         pthread_mutex_unlock(&progress_lock);
+        /* The watchdog: about ten times a second, look for requests that
+         * have waited past DSM_TIMEOUT (their thread may be unable to). */
+        if (++rounds % 1024 == 0 || n == 0) {
+            uint64_t now = dsm__now_ns();
+            if (now - last_tick > 100000000u) {
+                last_tick = now;
+                dsm__watchdog_tick(now);
+            }
+        }
         if (n > 0) {
             last = dsm__now_ns();
             sleep_ns = 20000;

@@ -3,7 +3,10 @@
 # Usage: run-fault-test.sh NAME   where NAME is a *.ft file name:
 #   home_write_faults.ft        must exit 0
 #   segv_null.ft, segv_unallocated.ft, segv_freed.ft
-#                               must die of SIGSEGV, without a libdsm message
+#                               must die of SIGSEGV, with libdsm's line
+#                               "this rank dies of SIGSEGV at address ..."
+#                               saying whether the address is shared memory,
+#                               and no protocol error
 #   map_count_limit.ft          must exit non-zero naming vm.max_map_count
 set -u
 name=$(basename "$1" .ft)
@@ -19,7 +22,13 @@ home_write_faults)
 segv_*)
     mode=${name#segv_}
     run "$dir/segv_passthrough" "$mode"; rc=$?; cat "$out"
-    if grep -q "libdsm\[" "$out"; then echo "FAIL: libdsm claimed a foreign fault"; exit 1; fi
+    if grep -q "protocol error" "$out"; then echo "FAIL: libdsm claimed a foreign fault"; exit 1; fi
+    case $mode in
+        null) where="not shared memory" ;;
+        *)    where="unallocated shared memory" ;;
+    esac
+    if ! grep -q "libdsm\[rank 0\]: this rank dies of SIGSEGV at address 0x[0-9a-f]* ($where" "$out"; then
+        echo "FAIL: no 'this rank dies of SIGSEGV ... ($where' line"; exit 1; fi
     # mpiexec reports a process killed by SIGSEGV as exit 139 (128 + 11).
     if [ $rc -eq 139 ] || grep -qi "signal 11\|segmentation fault" "$out"; then
         echo "ok: died of SIGSEGV (status $rc)"; exit 0; fi

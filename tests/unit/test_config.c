@@ -81,6 +81,8 @@ static void check_defaults(const struct dsm_config *c)
     assert_int_equal(c->home, DSM_HOME_BLOCK);
     assert_int_equal(c->max_locks, 4096);
     assert_int_equal(c->spin_us, 50);
+    assert_int_equal(c->timeout_s, 30);
+    assert_int_equal(c->sync_timeout_s, 0);
 }
 
 static void test_defaults(void **state)
@@ -307,6 +309,47 @@ static void test_bad_numbers(void **state)
     one_bad("DSM_SPIN_US=-5", "DSM_SPIN_US");
 }
 
+/* DSM_TIMEOUT and DSM_SYNC_TIMEOUT: whole seconds, 0 = no limit. */
+static void test_timeouts(void **state)
+{
+    struct dsm_config c;
+    (void)state;
+    c = one_ok("DSM_TIMEOUT=0");
+    assert_int_equal(c.timeout_s, 0);
+    c = one_ok("DSM_TIMEOUT=5");
+    assert_int_equal(c.timeout_s, 5);
+    assert_int_equal(c.sync_timeout_s, 0);
+    c = one_ok("DSM_SYNC_TIMEOUT=600");
+    assert_int_equal(c.sync_timeout_s, 600);
+    assert_int_equal(c.timeout_s, 30);
+    c = one_ok("DSM_TIMEOUT=31536000");
+    assert_int_equal(c.timeout_s, 31536000);
+    one_bad("DSM_TIMEOUT=", "DSM_TIMEOUT");
+    one_bad("DSM_TIMEOUT=-1", "DSM_TIMEOUT");
+    one_bad("DSM_TIMEOUT=1.5", "DSM_TIMEOUT");
+    one_bad("DSM_TIMEOUT=30s", "DSM_TIMEOUT");
+    one_bad("DSM_TIMEOUT=31536001", "DSM_TIMEOUT");
+    one_bad("DSM_SYNC_TIMEOUT=never", "DSM_SYNC_TIMEOUT");
+}
+
+/* The variables parsed here for the OpenMP shim. */
+static void test_shim_vars(void **state)
+{
+    struct dsm_config c;
+    (void)state;
+    c = one_ok("DSM_THREADS_PER_RANK=4");
+    assert_int_equal(c.threads_per_rank, 4);
+    c = one_ok("DSM_STACK_SIZE=16M");
+    assert_int_equal(c.stack_size, 16 * MIB);
+    c = one_ok("DSM_CHECK=races");
+    assert_int_equal(c.check_races, 1);
+    one_bad("DSM_THREADS_PER_RANK=0", "DSM_THREADS_PER_RANK");
+    one_bad("DSM_THREADS_PER_RANK=65", "DSM_THREADS_PER_RANK");
+    one_bad("DSM_STACK_SIZE=32K", "DSM_STACK_SIZE");
+    one_bad("DSM_STACK_SIZE=8G", "DSM_STACK_SIZE");
+    one_bad("DSM_CHECK=all", "DSM_CHECK");
+}
+
 /* A bad variable among good ones is still found, wherever it is. */
 static void test_bad_among_good(void **state)
 {
@@ -399,6 +442,8 @@ int main(void)
         cmocka_unit_test(test_bad_enums),
         cmocka_unit_test(test_bad_base),
         cmocka_unit_test(test_bad_numbers),
+        cmocka_unit_test(test_timeouts),
+        cmocka_unit_test(test_shim_vars),
         cmocka_unit_test(test_bad_among_good),
         cmocka_unit_test(test_err_buffer_bounds),
         cmocka_unit_test(test_parse_size),

@@ -55,6 +55,37 @@ case $case_name in
         prog=after_finalize; phrase="after dsm_finalize" ;;
     size_mismatch)
         prog=size_mismatch; phrase="ranks disagree" ;;
+    past_end)
+        prog=api; args=past_end; rank=$((ranks - 1))
+        phrase="this rank dies of SIGSEGV at address"
+        phrase2="(unallocated shared memory: past the end of a dsm_malloc block, or freed)" ;;
+    collective_mismatch)
+        prog=api; args=collective_mismatch; rank=0
+        phrase="ranks disagree on a collective call: rank 0 called dsm_barrier while rank 1 called dsm_malloc" ;;
+    finalize_mismatch)
+        prog=api; args=finalize_mismatch; rank=0
+        phrase="ranks disagree on a collective call: rank 0 called dsm_barrier while rank $((ranks - 1)) called dsm_finalize" ;;
+    lock_range)
+        prog=api; args=lock_range; phrase="dsm_lock_acquire(4096): lock id out of range" ;;
+    release_unheld)
+        prog=api; args=release_unheld; rank=$(( 3 % ranks ))
+        phrase="released lock 3, which it does not hold (it is free)" ;;
+    bad_home_node)
+        prog=api; args=bad_home_node
+        phrase="dsm_malloc_home: bad value $ranks for the home node" ;;
+    bad_home_policy)
+        prog=api; args=bad_home_policy
+        phrase="dsm_malloc_home: bad value 77 for the home policy" ;;
+    free_twice)
+        prog=api; args=free_twice; phrase="is not a pointer returned by dsm_malloc (or it was freed already)" ;;
+    init_twice)
+        prog=api; args=init_twice; phrase="dsm_init() called twice" ;;
+    disagree_env)
+        prog=api; args=disagree_env
+        phrase="ranks disagree on DSM_PAGE_SIZE (values from 0x2000 to 0x4000)" ;;
+    lock_deadlock)
+        prog=api; args=lock_deadlock; env_extra=DSM_SYNC_TIMEOUT=3
+        phrase="no reply within DSM_SYNC_TIMEOUT=3 s"; phrase2="for lock 1 from its manager" ;;
     *)
         echo "$me: no misuse case '$case_name' (see the table in $0)" >&2
         exit 99 ;;

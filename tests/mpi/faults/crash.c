@@ -1,0 +1,102 @@
+/*
+ * crash.c - one rank dies while the others are inside libdsm.
+ *
+ * Usage: crash HOW WHERE
+ *   HOW   segv  (a store to a null pointer in user code)
+ *         abort (abort())
+ *         kill  (kill -9 of itself: nothing runs after it)
+ *         exit  (exit(3) without dsm_finalize)
+ *         exit0 (exit(0) without dsm_finalize: libdsm must refuse it)
+ *         _exit0 (_exit(0): nothing in the process can see it; see
+ *                docs/ERRORS.md for what mpiexec does)
+ *         wait  (the victim waits in pause(), signals open: for SIGUSR1)
+ *         stop  (SIGSTOP: the whole process, communication thread included,
+ *                stops answering; only DSM_TIMEOUT can end the job)
+ *         hang  (the victim stops answering: it blocks every signal it can
+ *                and sleeps, so only DSM_TIMEOUT can end the job)
+ *   WHERE where the survivors are when the victim dies:
+ *         barrier (in dsm_barrier)
+ *         fetch   (faulting on a page homed on the victim)
+ *         lock    (acquiring a lock the victim holds)
+ * The victim is the last rank.  The program never exits 0: a run that ends
+ * normally means the crash went unnoticed.  tests/mpi/faults/check-fault.sh
+ * checks the message, the exit status, the time and leftover processes.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dsm.h"
+
+static void die(const char *how)
+{
+    if (!strcmp(how, "segv")) {
+        volatile int *p = NULL;
+        *p = 1;
+    } else if (!strcmp(how, "abort")) {
+        abort();
+    } else if (!strcmp(how, "kill")) {
+        kill(getpid(), SIGKILL);
+    } else if (!strcmp(how, "exit")) {
+        exit(3);
+    } else if (!strcmp(how, "exit0")) {
+        exit(0);
+    } else if (!strcmp(how, "_exit0")) {
+        _exit(0);
+    } else if (!strcmp(how, "wait")) {
+        for (;;)
+            pause();
+    } else if (!strcmp(how, "stop")) {
+        kill(getpid(), SIGSTOP);
+    } else if (!strcmp(how, "hang")) {
+        sigset_t all;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        for (;;)
+            pause();
+    }
+    fprintf(stderr, "crash: unknown HOW '%s'\n", how);
+    exit(99);
+}
+
+int main(int argc, char **argv)
+{
+    dsm_init(&argc, &argv);
+    /* A fourth argument is ignored: the checker's tag to find leftovers. */
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: crash segv|abort|kill|exit|exit0|_exit0|stop|hang|wait barrier|fetch|lock\n");
+        return 99;
+    }
+    int me = dsm_node_id(), n = dsm_node_count(), victim = n - 1;
+    if (me == victim) {
+        printf("crash[rank %d]: pid %d\n", me, (int)getpid());
+        fflush(stdout);
+    }
+    size_t ps = dsm_page_size();
+    /* One page homed on the victim. */
+    int *page = dsm_malloc_home(ps, DSM_HOME_NODE, victim);
+    const char *where = argv[2];
+
+    if (me == victim && !strcmp(where, "lock"))
+        dsm_lock_acquire(1);
+    dsm_barrier();
+    if (me == victim)
+        die(argv[1]);
+    /* Let the victim die first (for "fetch": before it served the page). */
+    struct timespec ts = { 0, 300 * 1000000L };
+    nanosleep(&ts, NULL);
+    if (!strcmp(where, "barrier"))
+        dsm_barrier();
+    else if (!strcmp(where, "fetch"))
+        printf("crash[rank %d]: read %d\n", me, page[me]);
+    else if (!strcmp(where, "lock"))
+        dsm_lock_acquire(1);
+    dsm_barrier();
+    fprintf(stderr, "crash[rank %d]: FAIL: still running after the victim died\n", me);
+    dsm_finalize();
+    return 0;
+}
