@@ -78,6 +78,12 @@ DSM_PUBLIC void   dsm_lock_acquire(int lock_id);
 DSM_PUBLIC void   dsm_lock_release(int lock_id);
 DSM_PUBLIC int    dsm_lock_count(void);
 
+/* Broadcast of read-shared data (collective, like dsm_barrier, which it
+ * includes): afterwards every node holds a valid read-only copy of every page
+ * of [addr, addr+len), sent from node root by one tree broadcast.  See
+ * dsm_bcast(3). */
+DSM_PUBLIC void   dsm_bcast(void *addr, size_t len, int root);
+
 /* Time. */
 DSM_PUBLIC double dsm_wtime(void);
 
