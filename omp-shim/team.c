@@ -359,6 +359,10 @@ void shim_worker_loop(void)
             dsm__fatal("internal error: a barrier outside any parallel region "
                        "(region %lu)", (unsigned long)last);
         last = c->seq;
+        if (c->bcast) {
+            shim_bcast_worker(c);
+            continue;
+        }
         void (*fn)(void *) = c->fn;
         void *data = c->data;
         int n = (int)c->nthreads, tpr = (int)c->tpr, ws_kind = c->ws_kind;
