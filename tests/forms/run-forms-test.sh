@@ -7,7 +7,7 @@
 #   matmul     (two repetitions each, the second with other matrices)
 #              matmul_mpi on RANKS ranks, matmul_omp.gomp with 2 threads,
 #              matmul_omp.dsm on RANKS ranks (on-demand and dsm_bcast modes):
-#              four checksums, all equal (entries are integers: exact);
+#              five checksums, all equal (entries are integers: exact);
 #   nbody      nbody_omp.gomp with 2 threads and nbody_omp.dsm on RANKS
 #              ranks (both modes): equal checksums, and each run checks its
 #              tree forces against the direct sum itself (exit 1 otherwise);
