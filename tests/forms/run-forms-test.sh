@@ -14,6 +14,9 @@
 #   grayscott  grayscott_mpi on RANKS ranks, grayscott_hybrid on RANKS ranks
 #              x 2 threads, grayscott_omp.gomp with 2 threads and
 #              grayscott_omp.dsm on RANKS ranks: equal checksums.
+#   shim_bcast tests/forms/shim_bcast.dsm on RANKS ranks: dsm_bcast from an
+#              OpenMP program (no faults after it, coherence after rank 0
+#              rewrites), and its refusal inside a parallel region.
 # The DSM runs use DSM_COMM=COMM.  Exit status: 0 pass, 1 fail, 99 harness
 # error, 124 a run took longer than FORMSTEST_TIMEOUT seconds (default 300).
 
@@ -97,8 +100,21 @@ grayscott)
     same grayscott "$(sum mpi checksum)" "$(sum hybrid checksum)" "$(sum gomp checksum)" \
         "$(sum dsm checksum)"
     ;;
+shim_bcast)
+    run shim "$dsmrun" -n "$ranks" "$top_builddir/tests/forms/shim_bcast.dsm"
+    grep -q '^shim_bcast: 0 mismatches' "$tmp/shim" || { echo "$me: FAIL: no success line"; exit 1; }
+    timeout -k 10 "$limit" "$dsmrun" -n "$ranks" "$top_builddir/tests/forms/shim_bcast.dsm" \
+        inside </dev/null >"$tmp/inside" 2>&1
+    rc=$?
+    cat "$tmp/inside"
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] ||
+        { echo "$me: FAIL: dsm_bcast inside a region: exit status $rc, expected a refusal"; exit 1; }
+    grep -q 'libdsm\[rank 0\]: dsm_bcast(.*was called inside a parallel region' "$tmp/inside" ||
+        { echo "$me: FAIL: dsm_bcast inside a region: no message"; exit 1; }
+    echo "$me: dsm_bcast inside a region refused as expected"
+    ;;
 *)
-    echo "$me: no program '$prog' (matmul, nbody, grayscott)" >&2
+    echo "$me: no program '$prog' (matmul, nbody, grayscott, shim_bcast)" >&2
     exit 99 ;;
 esac
 exit 0
