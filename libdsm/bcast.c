@@ -214,9 +214,7 @@ static void install(size_t first, size_t count, int root)
             }
         } else if (pg->state == DSM_P_INVALID) {
             dsm__pb_add(&pb, p, PROT_READ);
-            pg->state = DSM_P_READ_ONLY;
-            DSM_STAT_ADD(pages_fetched, 1);
-            DSM_STAT_ADD(bytes_fetched, g->page_size);
+            pg->state = DSM_P_READ_ONLY;     /* not counted as fetched from a home */
         } else if (pg->state != DSM_P_READ_ONLY) {
             dsm__fatal("dsm_bcast: page %zu is %s here after the broadcast; another "
                        "thread of this node touched shared memory during the collective "
