@@ -224,9 +224,14 @@ void dsm__comm_collective(struct dsm_coll *c)
     dsm__waiter_put(c->waiter);
 }
 
-/* Under the progress token.  Counts as an event while the collective runs,
- * so that the communication thread keeps polling (MPI moves a large
- * broadcast on only when it is tested) instead of sleeping between tests. */
+static __thread int in_comm_thread;
+
+/* Under the progress token.  MPI moves a large broadcast on only when it is
+ * tested, so whoever drives it must keep polling: the waiting thread where
+ * the transport lets it progress (it counts the test as an event and keeps
+ * polling; the communication thread does not, and backs off as when idle,
+ * so that two threads per rank do not spin for one collective), else the
+ * communication thread (the test is an event for it). */
 static int coll_progress(struct dsm_coll *c)
 {
     int done;
@@ -240,8 +245,9 @@ static int coll_progress(struct dsm_coll *c)
     if (done) {
         __atomic_store_n(&coll_cur, NULL, __ATOMIC_RELAXED);
         dsm__waiter_complete(dsm__waiter_at(c->waiter, DSM_WAIT_COLL));
+        return 1;
     }
-    return 1;
+    return !(in_comm_thread && dsm__g.ops->waiter_progress);
 }
 
 /* ---- the communication thread ---- */
@@ -292,6 +298,7 @@ static void *comm_main(void *arg)
     long sleep_ns = 20000;
 
     (void)arg;
+    in_comm_thread = 1;
     while (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_ACQUIRE)) {
         int n;
         pthread_mutex_lock(&progress_lock);
