@@ -46,6 +46,7 @@ static const char *kind_name(uint32_t k)
     case DSM_COLL_MALLOC:   return "dsm_malloc";
     case DSM_COLL_FREE:     return "dsm_free";
     case DSM_COLL_FINALIZE: return "dsm_finalize";
+    case DSM_COLL_BCAST:    return "dsm_bcast";
     default:                return "an unknown collective";
     }
 }
@@ -89,6 +90,11 @@ static void master_check(void)
         if (M.kind[0] == DSM_COLL_FREE)
             dsm__fatal("ranks disagree on dsm_free: rank 0 freed %#" PRIx64 ", rank %d "
                        "freed %#" PRIx64 "; every rank must free the same pointer",
+                       M.aux[0], r, M.aux[r]);
+        if (M.kind[0] == DSM_COLL_BCAST)
+            dsm__fatal("ranks disagree on dsm_bcast: rank 0 passed address %#" PRIx64
+                       ", rank %d address %#" PRIx64 " (or a different length or "
+                       "root); every rank must pass the same address, length and root",
                        M.aux[0], r, M.aux[r]);
         dsm__fatal("ranks disagree on %s (check %#" PRIx64 " vs %#" PRIx64 ")",
                    kind_name(M.kind[0]), M.check[0], M.check[r]);

@@ -82,6 +82,11 @@ DSM_PUBLIC int    dsm_lock_count(void);
  * have no valid copy here, in the background; returns at once.  0, or
  * -DSM_EINVAL if the range is not inside the shared region. */
 DSM_PUBLIC int    dsm_prefetch(const void *addr, size_t npages);
+/* Broadcast of read-shared data (collective, like dsm_barrier, which it
+ * includes): afterwards every node holds a valid read-only copy of every page
+ * of [addr, addr+len), sent from node root by one tree broadcast.  See
+ * dsm_bcast(3). */
+DSM_PUBLIC void   dsm_bcast(void *addr, size_t len, int root);
 
 /* Time. */
 DSM_PUBLIC double dsm_wtime(void);

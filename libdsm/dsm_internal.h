@@ -157,7 +157,8 @@ DSM_HIDDEN void dsm__pt_install_done(void);
 #define DSM_MAX_WAITERS 1024    /* also bounds the posted page receives */
 enum dsm_wait_kind { DSM_WAIT_PAGE = 1, DSM_WAIT_ACKS, DSM_WAIT_BARRIER,
                      DSM_WAIT_GRANT, DSM_WAIT_RELEASE, DSM_WAIT_ATOMIC,
-                     DSM_WAIT_PREFETCH /* nobody waits: pages of one prefetch batch */ };
+                     DSM_WAIT_PREFETCH, /* nobody waits: pages of one prefetch batch */
+                     DSM_WAIT_COLL /* comm.c: a collective (bcast.c) */ };
 struct dsm_waiter {
     uint32_t done;          /* futex word: 0 while waiting */
     int32_t  remaining;     /* replies still expected */
@@ -296,7 +297,8 @@ DSM_HIDDEN void dsm__history_after_acquire(const uint32_t *pages, size_t n);
 DSM_HIDDEN int  dsm__barrier_init(void);
 /* A barrier that also checks that every node passed the same check value;
  * on a mismatch node 0 reports what (with aux values) and ends the job. */
-enum dsm_coll_kind { DSM_COLL_BARRIER = 0, DSM_COLL_MALLOC, DSM_COLL_FREE, DSM_COLL_FINALIZE };
+enum dsm_coll_kind { DSM_COLL_BARRIER = 0, DSM_COLL_MALLOC, DSM_COLL_FREE, DSM_COLL_FINALIZE,
+                     DSM_COLL_BCAST };
 /* at_release, if not NULL, runs after the write notices are applied and
  * before this node's epoch advances: requests from nodes already past the
  * barrier are still deferred, so it can set up pages they may ask for. */
@@ -368,6 +370,14 @@ DSM_HIDDEN void dsm__notrap_mark(void);         /* at barrier and lock release *
 /* Per thread: an alternate signal stack, so that a fault on a stack that
  * lives in the region can be handled. */
 DSM_HIDDEN void dsm__altstack_setup(void);
+
+/* ---- bcast.c --------------------------------------------------------------- */
+/* The collective broadcast itself (dsm_bcast without the shim's hook). */
+DSM_HIDDEN void dsm__bcast(void *addr, size_t len, int root);
+/* Set by the OpenMP shim: run dsm_bcast as the program's sequential code
+ * asks it (rank 0 alone calls it there); returns 0 to let libdsm run it as
+ * a plain collective. */
+extern int (*dsm__bcast_hook)(void *addr, size_t len, int root) DSM_HIDDEN;
 
 /* ---- alloc.c --------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__alloc_init(void);

@@ -246,6 +246,7 @@ static void send_batches(const struct pf_job *j)
             continue;
         nbatch[h] = 0;
         uint32_t id = dsm__waiter_get(DSM_WAIT_PREFETCH, (int)k, NULL);
+        dsm__waiter_note(id, h, batch[h][0]);    /* for the watchdog's report */
         struct dsm_msg *m = dsm__msg_new(DSM_MSG_PREFETCH_REQ, h, k * sizeof(uint32_t));
         memcpy(m->payload, batch[h], k * sizeof(uint32_t));
         m->hdr.len = (uint32_t)(k * sizeof(uint32_t));

@@ -103,7 +103,7 @@ void dsm__sb_end(struct dsm_sbuf *sb)
 
 static int is_sync(int kind)
 {
-    return kind == DSM_WAIT_BARRIER || kind == DSM_WAIT_GRANT;
+    return kind == DSM_WAIT_BARRIER || kind == DSM_WAIT_GRANT || kind == DSM_WAIT_COLL;
 }
 
 /* "page 5 from its home, rank 2 (PAGE_REQ)" and so on. */
@@ -147,6 +147,15 @@ static void describe(struct dsm_sbuf *sb, const struct dsm_waiter *w)
         dsm__sb_str(sb, " at its home, rank ");
         dsm__sb_i(sb, w->peer);
         dsm__sb_str(sb, " (ATOMIC_REQ sent, ATOMIC_REPLY awaited)");
+        break;
+    case DSM_WAIT_PREFETCH:
+        dsm__sb_i(sb, w->remaining);
+        dsm__sb_str(sb, " page(s) of a prefetch batch from their home, rank ");
+        dsm__sb_i(sb, w->peer);
+        dsm__sb_str(sb, " (PREFETCH_REQ sent, page data awaited)");
+        break;
+    case DSM_WAIT_COLL:
+        dsm__sb_str(sb, "the other ranks in a dsm_bcast (MPI_Ibcast under way)");
         break;
     default:
         dsm__sb_str(sb, "a reply of kind ");

@@ -59,6 +59,11 @@ struct shim_ctl {
     uint64_t next_lock;         /* next free DSM lock id (atomic at node 0) */
     int32_t icv_nthreads;       /* nthreads-var the team inherits */
     int32_t pad;
+    /* dsm_bcast from sequential code (bcast.c): set with seq, instead of
+     * a region. */
+    int32_t bcast, bcast_root;
+    void *bcast_addr;
+    uint64_t bcast_len;
 };
 
 /* Per OpenMP thread. */
@@ -139,6 +144,9 @@ SHIM_HIDDEN uint64_t shim_ws_grab(struct shim_thr *t, uint64_t n, uint64_t chunk
 /* ---- heap.c ---- */
 SHIM_HIDDEN void shim_heap_init(void);
 SHIM_HIDDEN void *shim_dsm_malloc(size_t size, size_t align);
+/* bcast.c: dsm_bcast from the program's sequential code. */
+SHIM_HIDDEN void shim_bcast_init(void);
+SHIM_HIDDEN void shim_bcast_worker(const struct shim_ctl *c);
 SHIM_HIDDEN void shim_dsm_free(void *p);
 SHIM_HIDDEN int  shim_in_heap(const void *p);
 

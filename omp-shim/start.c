@@ -282,6 +282,7 @@ static void setup(char **argv)
                        "data; raise DSM_HEAP_SIZE", e.tls_size);
     }
     shim_heap_init();
+    shim_bcast_init();
     if (dsm__g.cfg.check_races)
         shim_symbols_init();
     if (shim.rank == 0) {

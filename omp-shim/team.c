@@ -361,6 +361,10 @@ void shim_worker_loop(void)
             dsm__fatal("internal error: a barrier outside any parallel region "
                        "(region %lu)", (unsigned long)last);
         last = c->seq;
+        if (c->bcast) {
+            shim_bcast_worker(c);
+            continue;
+        }
         DSM_TRACE(DSM_TR_FORK, 0, -1, last, c->nthreads);
         void (*fn)(void *) = c->fn;
         void *data = c->data;

@@ -227,11 +227,55 @@ void dsm__comm_sends_finish(void)
     MPI_UNLOCK();
 }
 
+/* ---- collective operations ---- */
+
+static struct dsm_coll *coll_cur;    /* the node's collective under way, or NULL */
+
+void dsm__comm_collective(struct dsm_coll *c)
+{
+    c->started = 0;
+    c->waiter = dsm__waiter_get(DSM_WAIT_COLL, 1, c);
+    /* Release: c's fields are set before a progress round can see it. */
+    __atomic_store_n(&coll_cur, c, __ATOMIC_RELEASE);
+    dsm__comm_wake();
+    dsm__waiter_wait(c->waiter);
+    dsm__waiter_put(c->waiter);
+}
+
+static __thread int in_comm_thread;
+
+/* Under the progress token.  MPI moves a large broadcast on only when it is
+ * tested, so whoever drives it must keep polling: the waiting thread where
+ * the transport lets it progress (it counts the test as an event and keeps
+ * polling; the communication thread does not, and backs off as when idle,
+ * so that two threads per rank do not spin for one collective), else the
+ * communication thread (the test is an event for it). */
+static int coll_progress(struct dsm_coll *c)
+{
+    int done;
+    MPI_LOCK();
+    if (!c->started) {
+        c->start(c);
+        c->started = 1;
+    }
+    done = c->test(c);
+    MPI_UNLOCK();
+    if (done) {
+        __atomic_store_n(&coll_cur, NULL, __ATOMIC_RELAXED);
+        dsm__waiter_complete(dsm__waiter_at(c->waiter, DSM_WAIT_COLL));
+        return 1;
+    }
+    return !(in_comm_thread && dsm__g.ops->waiter_progress);
+}
+
 /* ---- the communication thread ---- */
 
 static int progress_round(void)
 {
     int n = dsm__g.ops->progress();
+    struct dsm_coll *c = __atomic_load_n(&coll_cur, __ATOMIC_ACQUIRE);
+    if (c)
+        n += coll_progress(c);
     if (nprecv)
         n += dsm__comm_page_recvs_test();
     if (dsm__deferred_pending())
@@ -274,6 +318,7 @@ static void *comm_main(void *arg)
 
     (void)arg;
     dsm__trace_role(DSM_TR_ROLE_COMM);
+    in_comm_thread = 1;
     while (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_ACQUIRE)) {
         int n = 0;
         pthread_mutex_lock(&progress_lock);

@@ -48,4 +48,23 @@ void dsm__comm_isend(struct dsm_msg *m);
 void dsm__comm_sends_finish(void);          /* wait for all sends (shutdown) */
 void dsm__comm_recv_cancel(void);
 
+/* A collective MPI operation (bcast.c), run under whatever rules the
+ * transport has for MPI calls: the progress round in comm.c (the
+ * communication thread, or a waiting thread where waiter_progress allows it)
+ * calls start once, then test until it returns non-zero, each under the MPI
+ * mutex where the transport has one.  So a transport needs nothing of its
+ * own for collectives, and an application thread never blocks inside MPI
+ * while holding the mutex (the communication thread keeps serving pages
+ * while a collective is under way).  start and test make only non-blocking
+ * MPI calls. */
+struct dsm_coll {
+    void (*start)(struct dsm_coll *c);
+    int  (*test)(struct dsm_coll *c);
+    uint32_t waiter;            /* set by dsm__comm_collective */
+    int started;
+};
+/* Application thread: run c to completion.  One collective at a time per
+ * node (collectives are made by one thread per node). */
+void dsm__comm_collective(struct dsm_coll *c);
+
 #endif /* DSM_COMM_H */

@@ -19,7 +19,8 @@ trap 'rm -rf "$tmp"' EXIT
 find "$srcdir/libdsm" "$srcdir/omp-shim" "$srcdir/tools" -name '*.c' -o -name '*.h' \
     -o -name '*.in' | sort | xargs cat | tr '\n\t' '  ' |
     sed -e 's/"[[:space:]]*"//g' > "$tmp/src"
-cat "$srcdir"/*/Makefile.inc "$srcdir"/*/*/Makefile.inc > "$tmp/mk" 2>/dev/null
+cat "$srcdir"/Makefile.am "$srcdir"/*/Makefile.inc "$srcdir"/*/*/Makefile.inc \
+    "$srcdir"/*/*/*/Makefile.inc > "$tmp/mk" 2>/dev/null
 
 fail=0 nphrase=0 ntest=0
 # Table rows: | `phrase` | message | tests |

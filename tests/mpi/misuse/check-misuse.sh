@@ -86,6 +86,18 @@ case $case_name in
     lock_deadlock)
         prog=api; args=lock_deadlock; env_extra=DSM_SYNC_TIMEOUT=3
         phrase="no reply within DSM_SYNC_TIMEOUT=3 s"; phrase2="for lock 1 from its manager" ;;
+    bcast_mismatch)
+        prog=bcast_misuse; args=mismatch; phrase="ranks disagree on dsm_bcast" ;;
+    bcast_outside)
+        prog=bcast_misuse; args=outside; phrase="is not inside the shared region"
+        rank=$((ranks - 1)) ;;
+    bcast_root)
+        prog=bcast_misuse; args=root; phrase="is not a node" ;;
+    bcast_freed)
+        prog=bcast_misuse; args=freed; phrase="which is not allocated" ;;
+    bcast_collective)
+        prog=bcast_misuse; args=collective; phrase="ranks disagree on a collective call"
+        phrase2=dsm_bcast ;;
     *)
         echo "$me: no misuse case '$case_name' (see the table in $0)" >&2
         exit 99 ;;

@@ -1,0 +1,273 @@
+/*
+ * bcast.c - dsm_bcast: give every node a valid read-only copy of a range of
+ * pages with one tree broadcast (MPI_Ibcast on the library's communicator)
+ * instead of every node faulting on the same home.
+ *
+ * Threads: dsm_bcast runs on one application thread per node (a collective,
+ * like dsm_barrier); the broadcast itself is started and tested by comm.c's
+ * progress round (dsm__comm_collective), so it obeys the transport's rules
+ * for MPI calls, and the communication thread keeps serving page requests
+ * while it runs.
+ *
+ * Steps, each node:
+ *  1. a checked barrier (DSM_COLL_BCAST): flushes every node's writes to the
+ *     homes, applies the write notices, and checks that every node passed
+ *     the same address, length and root;
+ *  2. the root makes its copy of every page current: a page it neither homes
+ *     nor holds a valid copy of is fetched from its home (a read fault);
+ *  3. one broadcast from the root's system view.  A node receives the pages
+ *     it does not home into its system view (their application view is
+ *     still PROT_NONE or read-only, so nobody sees a half-written page); the
+ *     pages it homes go to their twin slots, which are free between
+ *     barriers, so the master copies are never written by the broadcast;
+ *  4. a node makes the pages it does not home READ_ONLY; a home adds every
+ *     other node to the copyset of its pages and write-protects them, so that
+ *     its own next write traps and becomes a write notice.
+ * Why the data is current and stays coherent is argued in libdsm(7),
+ * "BROADCAST".
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "dsm_internal.h"
+
+int (*dsm__bcast_hook)(void *addr, size_t len, int root);
+
+/* One MPI_Ibcast moves at most this many bytes (its count is an int). */
+#define BCAST_CHUNK ((size_t)1 << 30)
+
+struct bcast_op {
+    struct dsm_coll c;
+    size_t first, count;         /* pages */
+    int root;
+    size_t nchunks;
+    MPI_Request *reqs;
+    MPI_Datatype *types;         /* per chunk, MPI_DATATYPE_NULL if contiguous */
+};
+
+/* The receive layout of pages [p, p+n) on this node: runs of pages homed
+ * here go to their twin slots, the others to the system view.  Returns the
+ * datatype (over MPI_BOTTOM), or MPI_DATATYPE_NULL if the whole chunk goes
+ * contiguously into the system view. */
+static MPI_Datatype recv_type(size_t p, size_t n)
+{
+    struct dsm_global *g = &dsm__g;
+    size_t runs = 0;
+    int any_home = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int h = g->pages[p + i].home == g->rank;
+        any_home |= h;
+        if (i == 0 || h != (g->pages[p + i - 1].home == g->rank))
+            runs++;
+    }
+    if (!any_home)
+        return MPI_DATATYPE_NULL;
+    int *lens = malloc(runs * sizeof *lens);
+    MPI_Aint *disp = malloc(runs * sizeof *disp);
+    if (!lens || !disp)
+        dsm__fatal("out of private memory for dsm_bcast's layout (%zu runs)", runs);
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        int h = g->pages[p + i].home == g->rank;
+        size_t j = i + 1;
+        while (j < n && (g->pages[p + j].home == g->rank) == h)
+            j++;
+        unsigned char *at = h ? dsm__twin_page(p + i) : dsm__sys_page(p + i);
+        MPI_Get_address(at, &disp[k]);
+        lens[k] = (int)((j - i) << g->page_shift);
+        k++;
+        i = j;
+    }
+    MPI_Datatype t;
+    if (MPI_Type_create_hindexed((int)runs, lens, disp, MPI_BYTE, &t) != MPI_SUCCESS ||
+        MPI_Type_commit(&t) != MPI_SUCCESS)
+        dsm__fatal("dsm_bcast: MPI could not build the receive layout (%zu runs)", runs);
+    free(lens);
+    free(disp);
+    return t;
+}
+
+static void bcast_start(struct dsm_coll *c)
+{
+    struct bcast_op *o = (struct bcast_op *)c;
+    struct dsm_global *g = &dsm__g;
+    size_t per = BCAST_CHUNK >> g->page_shift;
+
+    for (size_t k = 0; k < o->nchunks; k++) {
+        size_t p = o->first + k * per;
+        size_t n = o->count - k * per < per ? o->count - k * per : per;
+        int rc;
+        o->types[k] = g->rank == o->root ? MPI_DATATYPE_NULL : recv_type(p, n);
+        if (o->types[k] == MPI_DATATYPE_NULL)
+            rc = MPI_Ibcast(dsm__sys_page(p), (int)(n << g->page_shift), MPI_BYTE,
+                            o->root, g->comm, &o->reqs[k]);
+        else
+            rc = MPI_Ibcast(MPI_BOTTOM, 1, o->types[k], o->root, g->comm, &o->reqs[k]);
+        if (rc != MPI_SUCCESS)
+            dsm__fatal("dsm_bcast: MPI_Ibcast of %zu pages failed", n);
+    }
+}
+
+static int bcast_test(struct dsm_coll *c)
+{
+    struct bcast_op *o = (struct bcast_op *)c;
+    int flag = 1;
+    for (size_t k = 0; k < o->nchunks; k++) {
+        int f = 0;
+        if (MPI_Test(&o->reqs[k], &f, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            dsm__fatal("dsm_bcast: the broadcast failed in MPI");
+        flag &= f;
+    }
+    if (flag)
+        for (size_t k = 0; k < o->nchunks; k++)
+            if (o->types[k] != MPI_DATATYPE_NULL)
+                MPI_Type_free(&o->types[k]);
+    return flag;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* The checks every node makes on its own arguments before the collective
+ * part, so that a bad call stops with its reason rather than in MPI. */
+static void check_args(void *addr, size_t len, int root, size_t *first, size_t *count)
+{
+    struct dsm_global *g = &dsm__g;
+    unsigned char *a = addr;
+
+    if (root < 0 || root >= g->nodes)
+        dsm__fatal("dsm_bcast(%p, %zu, %d): root %d is not a node; nodes are 0 to %d",
+                   addr, len, root, root, g->nodes - 1);
+    *first = *count = 0;
+    if (len == 0)
+        return;
+    if (!dsm__in_region(a) || (uintptr_t)a + len < (uintptr_t)a ||
+        !dsm__in_region(a + len - 1) || dsm__in_segment(a) != dsm__in_segment(a + len - 1))
+        dsm__fatal("dsm_bcast(%p, %zu, %d): the range [%p, %p) is not inside the shared "
+                   "region; pass memory from dsm_malloc (or, under the OpenMP shim, "
+                   "the program's shared heap or globals)", addr, len, root, addr,
+                   (void *)(a + len));
+    size_t p0 = dsm__page_of(a), p1 = dsm__page_of(a + len - 1);
+    for (size_t p = p0; p <= p1; p++)
+        if (g->pages[p].state == DSM_P_UNALLOC)
+            dsm__fatal("dsm_bcast(%p, %zu, %d): the range covers %p, which is not "
+                       "allocated (freed, or never returned by dsm_malloc); broadcast "
+                       "only allocated memory", addr, len, root,
+                       (void *)dsm__app_page(p));
+    *first = p0;
+    *count = p1 - p0 + 1;
+}
+
+/* Step 2: the root's copy of every page becomes current.  After the
+ * barrier a page the root does not home is either a valid read-only copy
+ * (nobody else wrote it) or invalid; reading an invalid one fetches it from
+ * its home through the ordinary fault path. */
+static void root_make_current(size_t first, size_t count)
+{
+    struct dsm_global *g = &dsm__g;
+    for (size_t p = first; p < first + count; p++) {
+        struct dsm_page *pg = &g->pages[p];
+        if (pg->home == g->rank)
+            continue;
+        if (__atomic_load_n(&pg->state, __ATOMIC_ACQUIRE) == DSM_P_INVALID)
+            (void)*(volatile unsigned char *)dsm__app_page(p);
+        if (pg->state != DSM_P_READ_ONLY)
+            dsm__fatal("dsm_bcast: page %zu is %s at the root after its fetch; another "
+                       "thread of this node touched shared memory during the collective "
+                       "(only one thread per node may run while dsm_bcast runs)", p,
+                       dsm__page_state_name(pg->state));
+    }
+}
+
+/* Step 4. */
+static void install(size_t first, size_t count, int root)
+{
+    struct dsm_global *g = &dsm__g;
+    struct dsm_protect_batch pb = { 0, 0, 0 };
+    uint64_t others = (g->nodes == 64 ? ~(uint64_t)0 : ((uint64_t)1 << g->nodes) - 1) &
+                      ~((uint64_t)1 << g->rank);
+    int scratch = 0;
+
+    for (size_t p = first; p < first + count; p++) {
+        struct dsm_page *pg = &g->pages[p];
+        dsm__page_lock(p);
+        if (pg->home == g->rank) {
+            scratch |= g->rank != root;
+            pg->copyset |= others;
+            if (pg->flags & DSM_PF_NOTRAP) {
+                dsm__notrap_served(p);
+            } else {
+                struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_SERVE, 1);
+                if (t.actions & DSM_ACT_ERROR)
+                    dsm__fatal("protocol error: home page %zu is %s in dsm_bcast", p,
+                               dsm__page_state_name(pg->state));
+                if (t.actions & DSM_ACT_PROTECT)
+                    dsm__pb_add(&pb, p, dsm__page_prot(t.next));
+                pg->state = t.next;
+            }
+        } else if (pg->state == DSM_P_INVALID) {
+            dsm__pb_add(&pb, p, PROT_READ);
+            pg->state = DSM_P_READ_ONLY;     /* not counted as fetched from a home */
+        } else if (pg->state != DSM_P_READ_ONLY) {
+            dsm__fatal("dsm_bcast: page %zu is %s here after the broadcast; another "
+                       "thread of this node touched shared memory during the collective "
+                       "(only one thread per node may run while dsm_bcast runs)", p,
+                       dsm__page_state_name(pg->state));
+        }
+        dsm__page_unlock(p);
+    }
+    dsm__pb_flush(&pb);
+    if (scratch) {
+        /* Give back the twin slots used as scratch for our own pages. */
+        uintptr_t lo = (uintptr_t)dsm__twin_page(first) & ~(uintptr_t)(g->os_page - 1);
+        madvise((void *)lo, (uintptr_t)dsm__twin_page(first + count) - lo, MADV_DONTNEED);
+    }
+}
+
+void dsm__bcast(void *addr, size_t len, int root)
+{
+    struct dsm_global *g = &dsm__g;
+    size_t first, count;
+
+    check_args(addr, len, root, &first, &count);
+    dsm__barrier_checked(DSM_COLL_BCAST,
+                         mix(mix(mix(3, (uintptr_t)addr), len), (uint64_t)root),
+                         (uintptr_t)addr, NULL, NULL);
+    if (count == 0 || g->nodes == 1)
+        return;        /* alone, every page is homed here and current */
+    if (g->rank == root)
+        root_make_current(first, count);
+
+    struct bcast_op o;
+    size_t per = BCAST_CHUNK >> g->page_shift;
+    memset(&o, 0, sizeof o);
+    o.c.start = bcast_start;
+    o.c.test = bcast_test;
+    o.first = first;
+    o.count = count;
+    o.root = root;
+    o.nchunks = (count + per - 1) / per;
+    o.reqs = malloc(o.nchunks * sizeof *o.reqs);
+    o.types = malloc(o.nchunks * sizeof *o.types);
+    if (!o.reqs || !o.types)
+        dsm__fatal("out of private memory for dsm_bcast");
+    dsm__comm_collective(&o.c);
+    free(o.reqs);
+    free(o.types);
+    install(first, count, root);
+}
+
+void dsm_bcast(void *addr, size_t len, int root)
+{
+    DSM_CHECK_RUNNING();
+    if (dsm__bcast_hook && dsm__bcast_hook(addr, len, root))
+        return;
+    dsm__bcast(addr, len, root);
+}

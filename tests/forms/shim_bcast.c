@@ -1,0 +1,68 @@
+/*
+ * shim_bcast.c - dsm_bcast from an OpenMP program on the shim.
+ *
+ * Sequential code (rank 0) fills an array and broadcasts it; a parallel
+ * region then reads all of it on every rank without a single read fault
+ * (each thread compares its node's read-fault count before and after; one
+ * thread per rank).  Rank 0 then rewrites the array without broadcasting:
+ * the next region must see the new values (the broadcast copies were
+ * invalidated by the fork's write notices).  Then a second broadcast, and
+ * the values again.  With the argument "inside", dsm_bcast is called inside
+ * a parallel region, which the shim must refuse with a message.
+ * Exit status 0 when every check passes.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dsm.h>
+
+#define N (1 << 18)                 /* 2 MiB of doubles */
+
+static long check(const double *a, double add, int want_no_faults)
+{
+    long bad = 0;
+#pragma omp parallel reduction(+:bad)
+    {
+        struct dsm_stats s0, s1;
+        dsm_stats_get(&s0);
+        for (long i = 0; i < N; i++)
+            if (a[i] != (double)i + add)
+                bad++;
+        dsm_stats_get(&s1);
+        if (want_no_faults && s1.read_faults != s0.read_faults) {
+            printf("shim_bcast: thread %d: %llu read faults after dsm_bcast\n",
+                   omp_get_thread_num(),
+                   (unsigned long long)(s1.read_faults - s0.read_faults));
+            bad++;
+        }
+    }
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    double *a = malloc(N * sizeof *a);
+    if (!a)
+        return 2;
+    for (long i = 0; i < N; i++)
+        a[i] = (double)i;
+    if (argc > 1 && strcmp(argv[1], "inside") == 0) {
+#pragma omp parallel
+        dsm_bcast(a, N * sizeof *a, 0);
+        printf("shim_bcast: dsm_bcast inside a region was accepted\n");
+        return 1;
+    }
+    dsm_bcast(a, N * sizeof *a, 0);
+    long bad = check(a, 0, 1);
+    for (long i = 0; i < N; i++)
+        a[i] = (double)i + 1;
+    bad += check(a, 1, 0);
+    for (long i = 0; i < N; i++)
+        a[i] = (double)i + 2;
+    dsm_bcast(a, N * sizeof *a, 0);
+    bad += check(a, 2, 1);
+    printf("shim_bcast: %ld mismatches on %d threads\n", bad, omp_get_max_threads());
+    return bad != 0;
+}
