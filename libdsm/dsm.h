@@ -110,6 +110,9 @@ struct dsm_stats {
     uint64_t remote_atomics;    /* of those, sent to another node's home */
     double   atomic_time;       /* total time waiting for remote atomics */
     uint64_t pages_migrated;    /* pages whose home moved to their sole writer */
+    uint64_t mpi_lock_waits;    /* DSM_COMM=direct: times an application thread
+                                   found the MPI mutex taken */
+    double   mpi_lock_wait_time; /* total time application threads waited for it */
 };
 
 DSM_PUBLIC int    dsm_stats_get(struct dsm_stats *out);

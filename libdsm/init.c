@@ -81,7 +81,12 @@ int dsm_init(int *argc, char ***argv)
     if (g->npages >= DSM_NOTICE_NOCOPY)
         dsm__fatal("DSM_HEAP_SIZE / DSM_PAGE_SIZE = %zu pages: bad value, at most 2^31-1 "
                    "pages; raise DSM_PAGE_SIZE or lower DSM_HEAP_SIZE", g->npages);
-    g->ops = g->cfg.comm == DSM_COMM_DIRECT ? &dsm__comm_direct : &dsm__comm_queue;
+    switch (g->cfg.comm) {
+    case DSM_COMM_DIRECT:   g->ops = &dsm__comm_direct; break;
+    case DSM_COMM_MULTIPLE: g->ops = &dsm__comm_multiple; break;
+    case DSM_COMM_RMA:      g->ops = &dsm__comm_rma; break;
+    default:                g->ops = &dsm__comm_queue; break;
+    }
 
     ok = dsm__vm_init() == 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, g->comm);

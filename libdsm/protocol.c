@@ -177,14 +177,10 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
 
 /* ---- the requesting side ---- */
 
-void dsm__page_arrived(size_t p, uint32_t waiter)
+/* Page p (IN_FLIGHT) is in the system view now: make it readable. */
+static void install(size_t p)
 {
     struct dsm_page *pg = &dsm__g.pages[p];
-    struct dsm_waiter *w = dsm__waiter_at(waiter, DSM_WAIT_PAGE);
-
-    if (!w || pg->state != DSM_P_IN_FLIGHT)
-        dsm__fatal("protocol error: page %zu arrived but is %s here (waiter %u)",
-                   p, dsm__page_state_name(pg->state), waiter);
     /* MPI wrote the page into the system view; the application view is
      * still PROT_NONE, so nobody saw it half-written. */
     dsm__page_lock(p);
@@ -202,12 +198,31 @@ void dsm__page_arrived(size_t p, uint32_t waiter)
     DSM_STAT_ADD(pages_fetched, 1);
     DSM_STAT_ADD(bytes_fetched, dsm__g.page_size);
     dsm__pt_install_done();
+}
+
+void dsm__page_arrived(size_t p, uint32_t waiter)
+{
+    struct dsm_waiter *w = dsm__waiter_at(waiter, DSM_WAIT_PAGE);
+
+    if (!w || dsm__g.pages[p].state != DSM_P_IN_FLIGHT)
+        dsm__fatal("protocol error: page %zu arrived but is %s here (waiter %u)",
+                   p, dsm__page_state_name(dsm__g.pages[p].state), waiter);
+    install(p);
     dsm__waiter_complete(w);
 }
 
 void dsm__fetch_page(size_t p)
 {
     uint64_t t0 = dsm__now_ns();
+
+    if (dsm__g.ops->get_page && !(dsm__g.pages[p].flags & DSM_PF_NOTRAP)) {
+        /* One-sided (DSM_COMM=rma): no request, the home does not know. */
+        dsm__g.ops->get_page(p, dsm__g.pages[p].home);
+        install(p);
+        DSM_STAT_ADD(rmr_count, 1);
+        DSM_STAT_ADD(rmr_ns, dsm__now_ns() - t0);
+        return;
+    }
     uint32_t id = dsm__waiter_get(DSM_WAIT_PAGE, 1, NULL);
     struct dsm_msg *m = dsm__msg_new(DSM_MSG_PAGE_REQ, dsm__g.pages[p].home, 0);
 

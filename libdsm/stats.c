@@ -64,6 +64,8 @@ static void to_public(const struct dsm_stats_raw *r, struct dsm_stats *s)
     s->remote_atomics = r->remote_atomics;
     s->atomic_time = (double)r->atomic_ns * 1e-9;
     s->pages_migrated = r->pages_migrated;
+    s->mpi_lock_waits = r->mpi_lock_waits;
+    s->mpi_lock_wait_time = (double)r->mpi_lock_wait_ns * 1e-9;
 }
 
 int dsm_stats_get(struct dsm_stats *out)
@@ -105,7 +107,8 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
                 ",\"lock_acquires\":%" PRIu64 ",\"lock_wait_ms\":%.4f,\"msgs_sent\":%" PRIu64
                 ",\"bytes_sent\":%" PRIu64 ",\"msgs_received\":%" PRIu64 ",\"mprotect_calls\":%" PRIu64
                 ",\"atomics\":%" PRIu64 ",\"remote_atomics\":%" PRIu64 ",\"atomic_ms\":%.4f"
-                ",\"pages_migrated\":%" PRIu64 "}\n",
+                ",\"pages_migrated\":%" PRIu64 ",\"mpi_lock_waits\":%" PRIu64
+                ",\"mpi_lock_wait_ms\":%.4f}\n",
                 who, dsm__g.nodes, dsm__g.ops->name,
                 dsm__g.cfg.poll == DSM_POLL_SPIN ? "spin" : "adaptive", dsm__g.page_size,
                 r->read_faults, r->write_faults, r->rmr_count, rmr_ms, r->pages_fetched,
@@ -113,7 +116,7 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
                 r->diffs_applied, r->invalidations, r->barriers, bar_ms, msgs_per_barrier, r->lock_acquires,
                 lock_ms, r->msgs_sent, r->bytes_sent, r->msgs_received, r->mprotect_calls,
                 r->atomics, r->remote_atomics, ms_mean(r->atomic_ns, r->remote_atomics),
-                r->pages_migrated);
+                r->pages_migrated, r->mpi_lock_waits, (double)r->mpi_lock_wait_ns * 1e-6);
     } else {
         fprintf(out, "%6s %8" PRIu64 " %8" PRIu64 " %7" PRIu64 " %8.4f %8" PRIu64
                 " %9.2f %7" PRIu64 " %9.1f %8" PRIu64 " %10.4f %9.1f %7" PRIu64 " %9.4f\n",
