@@ -26,6 +26,28 @@ static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
  * any page lock. */
 static pthread_mutex_t release_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int flushing_for_barrier;     /* DSM_CHECK=races */
+/* DIFF messages this node sent whose acks have not all come back.  Diffs go
+ * out under release_lock only, and each sender waits for its acks before
+ * letting go of it, so the count drops to zero at the end of every such
+ * wait.  A one-sided read (DSM_COMM=rma) of a page whose diff from this
+ * node may still be on the way could overtake it (seen: tests/omp/critical
+ * n2t2 lost updates, a thread refetching the page its neighbour was
+ * invalidating-and-flushing); a PAGE_REQ cannot, since MPI keeps the order
+ * of messages between two ranks.  So while this is non-zero, pages are
+ * fetched by message. */
+static uint32_t diffs_unacked;
+
+static void send_diff(struct dsm_msg *m)
+{
+    __atomic_fetch_add(&diffs_unacked, 1, __ATOMIC_SEQ_CST);
+    dsm__msg_send(m);
+}
+
+/* After the wait for a flush's acks (caller holds release_lock). */
+static void diffs_acked(void)
+{
+    __atomic_store_n(&diffs_unacked, 0, __ATOMIC_SEQ_CST);
+}
 
 int dsm__cmp_u32(const void *a, const void *b)
 {
@@ -215,7 +237,8 @@ void dsm__fetch_page(size_t p)
 {
     uint64_t t0 = dsm__now_ns();
 
-    if (dsm__g.ops->get_page && !(dsm__g.pages[p].flags & DSM_PF_NOTRAP)) {
+    if (dsm__g.ops->get_page && !(dsm__g.pages[p].flags & DSM_PF_NOTRAP) &&
+        !__atomic_load_n(&diffs_unacked, __ATOMIC_SEQ_CST)) {
         /* One-sided (DSM_COMM=rma): no request, the home does not know. */
         dsm__g.ops->get_page(p, dsm__g.pages[p].home);
         install(p);
@@ -340,7 +363,7 @@ static void batch_send(struct dsm_msg *m, int last, uint32_t waiter)
         m->hdr.waiter = waiter;
         dsm__waiter_add_expected(waiter, 1);
     }
-    dsm__msg_send(m);
+    send_diff(m);
 }
 
 /* Append the diff of page p (dirty, non-home, under its lock) to its home's
@@ -443,10 +466,11 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
         if (b[r].m) {
             b[r].m->hdr.flags |= DSM_MF_LAST;
             b[r].m->hdr.waiter = waiter;
-            dsm__msg_send(b[r].m);
+            send_diff(b[r].m);
         }
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
+    diffs_acked();
     free(b);
     free(protected_);
 }
@@ -492,6 +516,7 @@ void dsm__flush_page_now(size_t p)
         batch_send(m, 1, waiter);
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
+    diffs_acked();
     pthread_mutex_unlock(&release_lock);
 }
 
@@ -540,6 +565,7 @@ static int invalidate_locked(size_t p, struct dsm_protect_batch *pb, int may_flu
         dsm__page_unlock(p);
         dsm__waiter_wait(waiter);
         dsm__waiter_put(waiter);
+        diffs_acked();
         DSM_STAT_ADD(invalidations, 1);
         return 0;
     }
