@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -201,6 +202,47 @@ void bench_start(int *argc, char ***argv, const char *name,
     parse_options(*argc, *argv, what, opts);
 }
 
+/* BENCH_BUSY=N: N extra threads per rank that compute (spin on arithmetic,
+ * touching no shared memory) from bench_settings() (after dsm_init, so
+ * after any floor measured before it) to bench_end(): compute threads
+ * that are busy while the library's threads need the core (paper 003
+ * Table 7, HT off; bench.sh transports). */
+static int busy_stop;
+static pthread_t busy_tid[16];
+static int nbusy;
+
+static void *busy_main(void *arg)
+{
+    volatile double x = 1.0;
+    (void)arg;
+    while (!__atomic_load_n(&busy_stop, __ATOMIC_RELAXED))
+        for (int i = 0; i < 1000; i++)
+            x = x * 1.0000001 + 1e-9;
+    return NULL;
+}
+
+static void busy_start(void)
+{
+    const char *s = getenv("BENCH_BUSY");
+    int n = s ? atoi(s) : 0;
+    if (n <= 0)
+        return;
+    if (n > 16)
+        n = 16;
+    for (nbusy = 0; nbusy < n; nbusy++)
+        if (pthread_create(&busy_tid[nbusy], NULL, busy_main, NULL) != 0)
+            bench_fatal("BENCH_BUSY: cannot start a busy thread");
+    bench_param("busy", n);
+}
+
+static void busy_end(void)
+{
+    __atomic_store_n(&busy_stop, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < nbusy; i++)
+        pthread_join(busy_tid[i], NULL);
+    nbusy = 0;
+}
+
 void bench_settings(void)
 {
     const char *s;
@@ -210,6 +252,7 @@ void bench_settings(void)
     s = getenv("DSM_POLL");
     bench.poll_var = s && *s ? s : "adaptive";
     bench.page_size = dsm_page_size();
+    busy_start();
 }
 
 void bench_param(const char *key, long value)
@@ -287,6 +330,7 @@ void bench_emit(void)
 
 int bench_end(void)
 {
+    busy_end();
     if (bench.comm != MPI_COMM_NULL)
         MPI_Comm_free(&bench.comm);
     MPI_Finalize();

@@ -70,7 +70,9 @@ struct bench_opt {
 void bench_start(int *argc, char ***argv, const char *name,
                  const char *what, const struct bench_opt *opts);
 
-/* Record the DSM settings for the result lines; call after dsm_init(). */
+/* Record the DSM settings for the result lines; call after dsm_init().
+ * With BENCH_BUSY=N in the environment it also starts N threads per rank
+ * that compute until bench_end() (busy compute threads; result key "busy"). */
 void bench_settings(void);
 
 /* Add "key":value to every result line (parameters of the run). */

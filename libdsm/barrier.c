@@ -240,9 +240,15 @@ static void migrate(size_t p, int w, struct dsm_protect_batch *pb)
         if (pg->state != DSM_P_READ_ONLY && pg->state != DSM_P_READ_WRITE)
             dsm__fatal("protocol error: page %zu migrates here but is %s here", p,
                        dsm__page_state_name(pg->state));
-        if (pg->state != DSM_P_READ_WRITE)
-            dsm__pb_add(pb, p, PROT_READ | PROT_WRITE);
-        pg->state = DSM_P_READ_WRITE;
+        if (dsm__remote_reads()) {
+            /* Others may read it unseen: trap our next write. */
+            dsm__pb_add(pb, p, PROT_READ);
+            pg->state = DSM_P_READ_ONLY;
+        } else {
+            if (pg->state != DSM_P_READ_WRITE)
+                dsm__pb_add(pb, p, PROT_READ | PROT_WRITE);
+            pg->state = DSM_P_READ_WRITE;
+        }
         pg->flags &= (uint8_t)~DSM_PF_TWIN;
         DSM_STAT_ADD(pages_migrated, 1);
         dsm__page_unlock(p);
@@ -283,7 +289,8 @@ static void apply_release(const struct release_ctx *c)
              * read again next interval (laplace's boundary rows): keeping it
              * write-protected lets us serve it without an mprotect on the
              * reader's critical path; our next write to it traps once. */
-            if (pg->copyset == 0 && was == 0) {
+            if (pg->copyset == 0 && was == 0 &&
+                (!dsm__remote_reads() || (pg->flags & DSM_PF_NOTRAP))) {
                 struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_UNTRACK, 1);
                 if (t.actions & DSM_ACT_PROTECT)
                     dsm__pb_add(&pb, p, dsm__page_prot(t.next));

@@ -134,8 +134,10 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
         } else if (IS("DSM_COMM")) {
             if (!strcmp(v, "queue")) cfg->comm = DSM_COMM_QUEUE;
             else if (!strcmp(v, "direct")) cfg->comm = DSM_COMM_DIRECT;
+            else if (!strcmp(v, "multiple")) cfg->comm = DSM_COMM_MULTIPLE;
+            else if (!strcmp(v, "rma")) cfg->comm = DSM_COMM_RMA;
             else return fail(err, errlen,
-                    "DSM_COMM=%s: bad value; choose DSM_COMM=queue or DSM_COMM=direct", v);
+                    "DSM_COMM=%s: bad value; choose DSM_COMM=queue, direct, multiple or rma", v);
         } else if (IS("DSM_POLL")) {
             if (!strcmp(v, "spin")) cfg->poll = DSM_POLL_SPIN;
             else if (!strcmp(v, "adaptive")) cfg->poll = DSM_POLL_ADAPTIVE;

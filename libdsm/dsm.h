@@ -129,6 +129,9 @@ struct dsm_stats {
                                    history because the program stopped using them */
     double   page_wait_time;    /* time faulting threads waited for page data:
                                    their own fetches and fetches under way */
+    uint64_t mpi_lock_waits;    /* DSM_COMM=direct: times an application thread
+                                   found the MPI mutex taken */
+    double   mpi_lock_wait_time; /* total time application threads waited for it */
 };
 
 DSM_PUBLIC int    dsm_stats_get(struct dsm_stats *out);

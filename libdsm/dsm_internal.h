@@ -245,6 +245,15 @@ DSM_HIDDEN int  dsm__comm_try_progress(void);  /* by a waiting thread */
 /* The MPI mutex of the direct transport (also used by comm.c's helpers). */
 extern pthread_mutex_t dsm__mpi_lock DSM_HIDDEN;
 extern int dsm__comm_use_mpi_lock DSM_HIDDEN;
+/* Take the MPI mutex, counting an application thread's wait in the stats. */
+DSM_HIDDEN void dsm__mpi_lock_take(void);
+
+/* Pages may be read one-sidedly, unseen by their home (DSM_COMM=rma): a
+ * home cannot know whether anybody holds a copy, so it traps its first
+ * write to every page (except stacks, which are still fetched by message)
+ * in every interval instead of trusting its copysets. */
+static inline int dsm__remote_reads(void)
+{ return dsm__g.ops->get_page != NULL && dsm__g.nodes > 1; }
 
 /* ---- protocol.c: received messages and coherence actions ------------------- */
 /* Epoch stamped on page requests; see protocol.c. */
@@ -428,7 +437,8 @@ struct dsm_stats_raw {
              msgs_received, mprotect_calls, atomics, remote_atomics, atomic_ns,
              pages_migrated,
              prefetch_issued, prefetch_used, prefetch_wasted, prefetch_late,
-             page_wait_ns, prefetch_aged;
+             page_wait_ns, prefetch_aged,
+             mpi_lock_waits, mpi_lock_wait_ns;   /* direct: application threads */
 };
 extern struct dsm_stats_raw dsm__st DSM_HIDDEN;
 #define DSM_STAT_ADD(field, v) \

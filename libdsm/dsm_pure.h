@@ -128,7 +128,8 @@ DSM_HIDDEN struct dsm_qnode *dsm__mq_take_all(struct dsm_mqueue *q);
 DSM_HIDDEN int dsm__mq_empty(struct dsm_mqueue *q);
 
 /* ---- config.c: every DSM_* environment variable, parsed in one place ---- */
-enum dsm_comm_kind { DSM_COMM_QUEUE = 0, DSM_COMM_DIRECT = 1 };
+enum dsm_comm_kind { DSM_COMM_QUEUE = 0, DSM_COMM_DIRECT = 1, DSM_COMM_MULTIPLE = 2,
+                     DSM_COMM_RMA = 3 };
 enum dsm_poll_kind { DSM_POLL_SPIN = 0, DSM_POLL_ADAPTIVE = 1 };
 enum dsm_stats_kind { DSM_STATS_OFF = 0, DSM_STATS_TEXT = 1, DSM_STATS_JSON = 2 };
 enum dsm_prefetch_kind { DSM_PREFETCH_NONE = 0, DSM_PREFETCH_HISTORY = 1 };

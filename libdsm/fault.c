@@ -45,7 +45,12 @@ static int handle_kind(size_t p, int *kind, uint64_t *wait_ns)
 
     dsm__page_lock(p);
     int home = pg->home == g->rank;
-    struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_FAULT, home);
+    /* A home maps an untouched page writable at once, unless others may
+     * read it unseen (dsm__remote_reads): then it maps it read-only, as if
+     * it had served it, so that its first write traps and is noticed. */
+    enum dsm_pevent ev = home && pg->state == DSM_P_INVALID && dsm__remote_reads() &&
+                         !(pg->flags & DSM_PF_NOTRAP) ? DSM_EV_SERVE : DSM_EV_FAULT;
+    struct dsm_ptrans t = dsm__page_transition(pg->state, ev, home);
     if (t.actions & DSM_ACT_SEGV) {
         dsm__page_unlock(p);
         return 0;

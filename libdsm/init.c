@@ -68,10 +68,6 @@ int dsm_init(int *argc, char ***argv)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &g->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g->nodes);
-    if (provided < MPI_THREAD_MULTIPLE)
-        dsm__fatal("MPI gives thread level %d, libdsm needs MPI_THREAD_MULTIPLE: "
-                   "initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) "
-                   "or let dsm_init() do it", provided);
     if (g->nodes > DSM_MAX_NODES)
         dsm__fatal("%d ranks, but libdsm supports at most %d nodes", g->nodes, DSM_MAX_NODES);
     MPI_Comm_dup(MPI_COMM_WORLD, &g->comm);
@@ -79,6 +75,20 @@ int dsm_init(int *argc, char ***argv)
     g->os_page = (size_t)sysconf(_SC_PAGESIZE);
     if (dsm__config_parse(&g->cfg, environ, g->os_page, err, sizeof err) != 0)
         dsm__fatal("%s", err);
+    /* Every transport has a communication thread next to the application's
+     * (and multiple and rma call MPI from any thread with no lock at all),
+     * so the level must be MPI_THREAD_MULTIPLE, also when the application
+     * initialised MPI itself. */
+    if (provided < MPI_THREAD_MULTIPLE)
+        dsm__fatal("MPI was initialised with thread level %s, but libdsm (DSM_COMM=%s) "
+                   "needs MPI_THREAD_MULTIPLE: call MPI_Init_thread(&argc, &argv, "
+                   "MPI_THREAD_MULTIPLE, &provided) instead of MPI_Init, or let dsm_init() "
+                   "initialise MPI", provided == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE" :
+                   provided == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" :
+                   "MPI_THREAD_SERIALIZED",
+                   g->cfg.comm == DSM_COMM_MULTIPLE ? "multiple" :
+                   g->cfg.comm == DSM_COMM_RMA ? "rma" :
+                   g->cfg.comm == DSM_COMM_DIRECT ? "direct" : "queue");
     agree("DSM_PAGE_SIZE", g->cfg.page_size);
     agree("DSM_HEAP_SIZE", g->cfg.heap_size);
     agree("DSM_BASE", g->cfg.base);
@@ -95,7 +105,12 @@ int dsm_init(int *argc, char ***argv)
     if (g->npages >= DSM_NOTICE_NOCOPY)
         dsm__fatal("DSM_HEAP_SIZE / DSM_PAGE_SIZE = %zu pages: bad value, at most 2^31-1 "
                    "pages; raise DSM_PAGE_SIZE or lower DSM_HEAP_SIZE", g->npages);
-    g->ops = g->cfg.comm == DSM_COMM_DIRECT ? &dsm__comm_direct : &dsm__comm_queue;
+    switch (g->cfg.comm) {
+    case DSM_COMM_DIRECT:   g->ops = &dsm__comm_direct; break;
+    case DSM_COMM_MULTIPLE: g->ops = &dsm__comm_multiple; break;
+    case DSM_COMM_RMA:      g->ops = &dsm__comm_rma; break;
+    default:                g->ops = &dsm__comm_queue; break;
+    }
 
     ok = dsm__vm_init() == 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, g->comm);

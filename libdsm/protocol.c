@@ -27,6 +27,28 @@ static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
  * any page lock. */
 static pthread_mutex_t release_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int flushing_for_barrier;     /* DSM_CHECK=races */
+/* DIFF messages this node sent whose acks have not all come back.  Diffs go
+ * out under release_lock only, and each sender waits for its acks before
+ * letting go of it, so the count drops to zero at the end of every such
+ * wait.  A one-sided read (DSM_COMM=rma) of a page whose diff from this
+ * node may still be on the way could overtake it (seen: tests/omp/critical
+ * n2t2 lost updates, a thread refetching the page its neighbour was
+ * invalidating-and-flushing); a PAGE_REQ cannot, since MPI keeps the order
+ * of messages between two ranks.  So while this is non-zero, pages are
+ * fetched by message. */
+static uint32_t diffs_unacked;
+
+static void send_diff(struct dsm_msg *m)
+{
+    __atomic_fetch_add(&diffs_unacked, 1, __ATOMIC_SEQ_CST);
+    dsm__msg_send(m);
+}
+
+/* After the wait for a flush's acks (caller holds release_lock). */
+static void diffs_acked(void)
+{
+    __atomic_store_n(&diffs_unacked, 0, __ATOMIC_SEQ_CST);
+}
 
 /* The epoch page requests carry (msg.c): dsm__g.epoch, except while this
  * node applies the release of a barrier, when it is already the next one
@@ -218,18 +240,10 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
 
 /* ---- the requesting side ---- */
 
-void dsm__page_arrived(size_t p, uint32_t waiter)
+/* Page p (IN_FLIGHT) is in the system view now: make it readable. */
+static void install(size_t p)
 {
     struct dsm_page *pg = &dsm__g.pages[p];
-    struct dsm_waiter *w = dsm__waiter_at(waiter, DSM_WAIT_PAGE);
-
-    if (!w && (w = dsm__waiter_at(waiter, DSM_WAIT_PREFETCH)) != NULL) {
-        dsm__prefetch_arrived(p, w, waiter);
-        return;
-    }
-    if (!w || pg->state != DSM_P_IN_FLIGHT)
-        dsm__fatal("protocol error: page %zu arrived but is %s here (waiter %u)",
-                   p, dsm__page_state_name(pg->state), waiter);
     /* MPI wrote the page into the system view; the application view is
      * still PROT_NONE, so nobody saw it half-written. */
     dsm__page_lock(p);
@@ -247,12 +261,36 @@ void dsm__page_arrived(size_t p, uint32_t waiter)
     DSM_STAT_ADD(pages_fetched, 1);
     DSM_STAT_ADD(bytes_fetched, dsm__g.page_size);
     dsm__pt_install_done();
+}
+
+void dsm__page_arrived(size_t p, uint32_t waiter)
+{
+    struct dsm_waiter *w = dsm__waiter_at(waiter, DSM_WAIT_PAGE);
+
+    if (!w && (w = dsm__waiter_at(waiter, DSM_WAIT_PREFETCH)) != NULL) {
+        dsm__prefetch_arrived(p, w, waiter);
+        return;
+    }
+    if (!w || dsm__g.pages[p].state != DSM_P_IN_FLIGHT)
+        dsm__fatal("protocol error: page %zu arrived but is %s here (waiter %u)",
+                   p, dsm__page_state_name(dsm__g.pages[p].state), waiter);
+    install(p);
     dsm__waiter_complete(w);
 }
 
 void dsm__fetch_page(size_t p)
 {
     uint64_t t0 = dsm__now_ns();
+
+    if (dsm__g.ops->get_page && !(dsm__g.pages[p].flags & DSM_PF_NOTRAP) &&
+        !__atomic_load_n(&diffs_unacked, __ATOMIC_SEQ_CST)) {
+        /* One-sided (DSM_COMM=rma): no request, the home does not know. */
+        dsm__g.ops->get_page(p, dsm__g.pages[p].home);
+        install(p);
+        DSM_STAT_ADD(rmr_count, 1);
+        DSM_STAT_ADD(rmr_ns, dsm__now_ns() - t0);
+        return;
+    }
     uint32_t id = dsm__waiter_get(DSM_WAIT_PAGE, 1, NULL);
     struct dsm_msg *m = dsm__msg_new(DSM_MSG_PAGE_REQ, dsm__g.pages[p].home, 0);
 
@@ -385,7 +423,7 @@ static void batch_send(struct dsm_msg *m, int last, uint32_t waiter)
         m->hdr.waiter = waiter;
         dsm__waiter_add_expected(waiter, 1);
     }
-    dsm__msg_send(m);
+    send_diff(m);
 }
 
 /* Append the diff of page p (dirty, non-home, under its lock) to its home's
@@ -488,10 +526,11 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
         if (b[r].m) {
             b[r].m->hdr.flags |= DSM_MF_LAST;
             b[r].m->hdr.waiter = waiter;
-            dsm__msg_send(b[r].m);
+            send_diff(b[r].m);
         }
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
+    diffs_acked();
     free(b);
     free(protected_);
 }
@@ -537,6 +576,7 @@ void dsm__flush_page_now(size_t p)
         batch_send(m, 1, waiter);
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
+    diffs_acked();
     pthread_mutex_unlock(&release_lock);
 }
 
@@ -593,6 +633,7 @@ static int invalidate_locked(size_t p, struct dsm_protect_batch *pb, int may_flu
         dsm__page_unlock(p);
         dsm__waiter_wait(waiter);
         dsm__waiter_put(waiter);
+        diffs_acked();
         DSM_STAT_ADD(invalidations, 1);
         return 0;
     }

@@ -30,6 +30,8 @@
  *                (mean per page), and mprotect_us, that mprotect alone;
  *   floor_us     = mpi_rtt_us + fault_us (both means), and
  *   rmr_over_floor = rmr_us / floor_us.
+ * It also reports lock_wait_per_rmr_us: the time rank 0's application
+ * thread waited for libdsm's MPI mutex per RMR (DSM_COMM=direct only).
  *
  * With one rank there is nothing remote: only fault_us and mprotect_us are
  * measured and reported.
@@ -328,6 +330,14 @@ int main(int argc, char **argv)
             bench_result("mprotect_us", mprotect_us, "us");
             bench_result("rmr_over_floor", rmr_us / floor_us, "ratio");
             bench_result("rmr_count", (double)st.rmr_count, "count");
+            /* DSM_COMM=direct: how long rank 0's application thread waited
+             * for the MPI mutex per RMR (paper 003: 490 us with a polling
+             * thread holding it; 0 under the other transports). */
+            bench_say("  MPI mutex wait (direct): %.2f us per RMR, %.2f waits per RMR\n",
+                      st.rmr_count ? st.mpi_lock_wait_time / (double)st.rmr_count * 1e6 : 0.0,
+                      st.rmr_count ? (double)st.mpi_lock_waits / (double)st.rmr_count : 0.0);
+            bench_result("lock_wait_per_rmr_us", st.rmr_count ?
+                         st.mpi_lock_wait_time / (double)st.rmr_count * 1e6 : 0.0, "us");
         } else {
             bench_say("  local fault + mprotect: %.2f us per page; mprotect alone %.2f us\n",
                       fault_us, mprotect_us);

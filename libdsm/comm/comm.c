@@ -24,8 +24,32 @@
 
 pthread_mutex_t dsm__mpi_lock = PTHREAD_MUTEX_INITIALIZER;
 int dsm__comm_use_mpi_lock DSM_HIDDEN;
-#define MPI_LOCK()   do { if (dsm__comm_use_mpi_lock) pthread_mutex_lock(&dsm__mpi_lock); } while (0)
+static __thread int is_comm_thread;   /* this thread is the communication thread */
+#define MPI_LOCK()   do { if (dsm__comm_use_mpi_lock) dsm__mpi_lock_take(); } while (0)
 #define MPI_UNLOCK() do { if (dsm__comm_use_mpi_lock) pthread_mutex_unlock(&dsm__mpi_lock); } while (0)
+
+/* The lists below are shared by every thread that sends (any thread under
+ * the direct, multiple and rma transports) and the thread holding the
+ * progress token.  Their own small locks are held only to link and unlink,
+ * never across an MPI call that waits, and nest inside the MPI mutex. */
+static pthread_mutex_t inflight_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t precv_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void dsm__mpi_lock_take(void)
+{
+    /* Paper 003 measured how long a compute thread waits here for the
+     * polling thread (490 us per RMR); count it for application threads. */
+    if (pthread_mutex_trylock(&dsm__mpi_lock) == 0)
+        return;
+    if (is_comm_thread) {
+        pthread_mutex_lock(&dsm__mpi_lock);
+        return;
+    }
+    uint64_t t0 = dsm__now_ns();
+    pthread_mutex_lock(&dsm__mpi_lock);
+    DSM_STAT_ADD(mpi_lock_waits, 1);
+    DSM_STAT_ADD(mpi_lock_wait_ns, dsm__now_ns() - t0);
+}
 
 static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -118,22 +142,28 @@ void dsm__comm_recv_cancel(void)
 
 void dsm__comm_post_page_recv(size_t p, int home, uint32_t waiter)
 {
+    MPI_Request req;
+    /* Posted before the request goes out, so the page always finds it. */
+    if (MPI_Irecv(dsm__sys_page(p), (int)dsm__g.page_size, MPI_BYTE, home,
+                  DSM_TAG_PAGE + (int)waiter, dsm__g.comm, &req) != MPI_SUCCESS)
+        dsm__fatal("MPI_Irecv of page %zu from rank %d failed", p, home);
+    pthread_mutex_lock(&precv_lock);
     if (nprecv == DSM_MAX_PAGE_RECVS)
         dsm__fatal("internal error: more page receives than waiter slots and prefetches");
     struct page_recv *r = &precv[nprecv];
-    if (MPI_Irecv(dsm__sys_page(p), (int)dsm__g.page_size, MPI_BYTE, home,
-                  DSM_TAG_PAGE + (int)waiter, dsm__g.comm, &r->req) != MPI_SUCCESS)
-        dsm__fatal("MPI_Irecv of page %zu from rank %d failed", p, home);
+    r->req = req;
     r->page = p;
     r->waiter = waiter;
     r->home = home;
-    nprecv++;
+    __atomic_store_n(&nprecv, nprecv + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&precv_lock);
 }
 
 int dsm__comm_page_recvs_test(void)
 {
     int n = 0;
     MPI_LOCK();
+    pthread_mutex_lock(&precv_lock);
     for (size_t i = 0; i < nprecv;) {
         int flag = 0, count = 0;
         MPI_Status st;
@@ -148,8 +178,10 @@ int dsm__comm_page_recvs_test(void)
                        precv[i].home, count, precv[i].page, dsm__g.page_size);
         size_t p = precv[i].page;
         uint32_t w = precv[i].waiter;
-        precv[i] = precv[--nprecv];
         int home = precv[i].home;
+        precv[i] = precv[nprecv - 1];
+        __atomic_store_n(&nprecv, nprecv - 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&precv_lock);
         MPI_UNLOCK();
         DSM_STAT_ADD(msgs_received, 1);
         DSM_TRACE(DSM_TR_RECV, DSM_MSG_PAGE_REPLY, home,
@@ -157,8 +189,10 @@ int dsm__comm_page_recvs_test(void)
         dsm__page_arrived(p, w);
         DSM_TRACE(DSM_TR_HANDLED, DSM_MSG_PAGE_REPLY, home, 0, 0);
         MPI_LOCK();
+        pthread_mutex_lock(&precv_lock);
         n++;
     }
+    pthread_mutex_unlock(&precv_lock);
     MPI_UNLOCK();
     return n;
 }
@@ -167,9 +201,31 @@ int dsm__comm_page_recvs_test(void)
 
 void dsm__comm_sends_add(struct dsm_msg *m)
 {
-    /* Caller holds the MPI mutex (direct) or is the communication thread. */
+    pthread_mutex_lock(&inflight_lock);
     m->q.next = (struct dsm_qnode *)inflight;
     inflight = m;
+    pthread_mutex_unlock(&inflight_lock);
+}
+
+/* Take the whole list (to test without holding its lock) and put back what
+ * is still in flight, after whatever was added meanwhile. */
+static struct dsm_msg *sends_take(void)
+{
+    pthread_mutex_lock(&inflight_lock);
+    struct dsm_msg *l = inflight;
+    inflight = NULL;
+    pthread_mutex_unlock(&inflight_lock);
+    return l;
+}
+
+static void sends_put_back(struct dsm_msg *l, struct dsm_msg *last)
+{
+    if (!l)
+        return;
+    pthread_mutex_lock(&inflight_lock);
+    last->q.next = (struct dsm_qnode *)inflight;
+    inflight = l;
+    pthread_mutex_unlock(&inflight_lock);
 }
 
 void dsm__comm_isend(struct dsm_msg *m)
@@ -195,32 +251,37 @@ void dsm__comm_isend(struct dsm_msg *m)
 
 int dsm__comm_sends_test(void)
 {
-    struct dsm_msg **pp, *m;
+    struct dsm_msg *m, *keep = NULL, *last = NULL, *next;
     int n = 0;
 
+    if (!__atomic_load_n(&inflight, __ATOMIC_RELAXED))
+        return 0;
     MPI_LOCK();
-    pp = &inflight;
-    while ((m = *pp) != NULL) {
+    for (m = sends_take(); m; m = next) {
         int flag = 0;
+        next = (struct dsm_msg *)m->q.next;
         MPI_Test(&m->req, &flag, MPI_STATUS_IGNORE);
         if (flag) {
-            *pp = (struct dsm_msg *)m->q.next;
             dsm__msg_free(m);
             n++;
         } else {
-            pp = (struct dsm_msg **)&m->q.next;
+            m->q.next = (struct dsm_qnode *)keep;
+            if (!keep)
+                last = m;
+            keep = m;
         }
     }
+    sends_put_back(keep, last);
     MPI_UNLOCK();
     return n;
 }
 
 void dsm__comm_sends_finish(void)
 {
+    struct dsm_msg *m, *next;
     MPI_LOCK();
-    while (inflight) {
-        struct dsm_msg *m = inflight;
-        inflight = (struct dsm_msg *)m->q.next;
+    for (m = sends_take(); m; m = next) {
+        next = (struct dsm_msg *)m->q.next;
         MPI_Wait(&m->req, MPI_STATUS_IGNORE);
         dsm__msg_free(m);
     }
@@ -241,8 +302,6 @@ void dsm__comm_collective(struct dsm_coll *c)
     dsm__waiter_wait(c->waiter);
     dsm__waiter_put(c->waiter);
 }
-
-static __thread int in_comm_thread;
 
 /* Under the progress token.  MPI moves a large broadcast on only when it is
  * tested, so whoever drives it must keep polling: the waiting thread where
@@ -265,7 +324,7 @@ static int coll_progress(struct dsm_coll *c)
         dsm__waiter_complete(dsm__waiter_at(c->waiter, DSM_WAIT_COLL));
         return 1;
     }
-    return !(in_comm_thread && dsm__g.ops->waiter_progress);
+    return !(is_comm_thread && dsm__g.ops->waiter_progress);
 }
 
 /* ---- the communication thread ---- */
@@ -276,7 +335,7 @@ static int progress_round(void)
     struct dsm_coll *c = __atomic_load_n(&coll_cur, __ATOMIC_ACQUIRE);
     if (c)
         n += coll_progress(c);
-    if (nprecv)
+    if (__atomic_load_n(&nprecv, __ATOMIC_ACQUIRE))
         n += dsm__comm_page_recvs_test();
     if (dsm__deferred_pending())
         dsm__serve_deferred();
@@ -318,7 +377,7 @@ static void *comm_main(void *arg)
 
     (void)arg;
     dsm__trace_role(DSM_TR_ROLE_COMM);
-    in_comm_thread = 1;
+    is_comm_thread = 1;
     while (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_ACQUIRE)) {
         int n = 0;
         pthread_mutex_lock(&progress_lock);
@@ -397,4 +456,14 @@ void dsm__comm_stop(void)
     __atomic_fetch_add(&wake_word, 1, __ATOMIC_SEQ_CST);
     syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
     pthread_join(dsm__g.comm_thread, NULL);
+}
+
+void dsm__comm_wait_step(unsigned long i)
+{
+    /* Spin first; under DSM_POLL=adaptive yield the core after a while, so
+     * that a process sharing it (the one that must answer) can run. */
+    if (dsm__g.cfg.poll == DSM_POLL_ADAPTIVE && i >= 64)
+        sched_yield();
+    else
+        cpu_relax();
 }

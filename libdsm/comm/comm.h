@@ -1,7 +1,8 @@
 /*
  * comm/comm.h - the transport interface: one ops struct, one file per
- * implementation (queue.c, direct.c), chosen at run time by DSM_COMM.  The
- * core never tests which transport runs.
+ * implementation (queue.c, direct.c, multiple.c, rma.c), chosen at run time
+ * by DSM_COMM.  The core never tests which transport runs; it asks the ops
+ * (waiter_progress, get_page).
  *
  * comm.c holds what all transports share: the posted receive, the list of
  * sends in flight, dispatch of received messages to the protocol, and the
@@ -30,10 +31,19 @@ struct dsm_comm_ops {
     int  waiter_progress;
     /* Communication thread, at shut-down: finish sends, cancel the receive. */
     void (*shutdown)(void);
+    /* NULL, or: copy page p from its home's system view into ours without
+     * involving the home's protocol code (one-sided read), in the calling
+     * application thread; returns when the copy is complete here.  A
+     * transport that has it reads pages the home never hears about, so
+     * the core makes homes trap every write of theirs to a page
+     * (dsm__remote_reads) instead of trusting copysets. */
+    void (*get_page)(size_t p, int home);
 };
 
 extern const struct dsm_comm_ops dsm__comm_queue;
 extern const struct dsm_comm_ops dsm__comm_direct;
+extern const struct dsm_comm_ops dsm__comm_multiple;
+extern const struct dsm_comm_ops dsm__comm_rma;
 
 /* Shared pieces used by the implementations (comm.c). */
 int  dsm__comm_recv_start(void);            /* post the receive */
@@ -47,6 +57,9 @@ void dsm__comm_sends_add(struct dsm_msg *m);
 void dsm__comm_isend(struct dsm_msg *m);
 void dsm__comm_sends_finish(void);          /* wait for all sends (shutdown) */
 void dsm__comm_recv_cancel(void);
+/* The polling policy while an application thread waits inside the transport
+ * (rma: a Get in flight): call with i = 0, 1, 2, ... between tests. */
+void dsm__comm_wait_step(unsigned long i);
 
 /* A collective MPI operation (bcast.c), run under whatever rules the
  * transport has for MPI calls: the progress round in comm.c (the

@@ -19,7 +19,7 @@ static int direct_init(void)
 
 static void direct_send(struct dsm_msg *m)
 {
-    pthread_mutex_lock(&dsm__mpi_lock);
+    dsm__mpi_lock_take();
     dsm__comm_isend(m);
     pthread_mutex_unlock(&dsm__mpi_lock);
 }

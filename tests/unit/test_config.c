@@ -174,6 +174,8 @@ static void test_enums(void **state)
     (void)state;
     assert_int_equal(one_ok("DSM_COMM=queue").comm, DSM_COMM_QUEUE);
     assert_int_equal(one_ok("DSM_COMM=direct").comm, DSM_COMM_DIRECT);
+    assert_int_equal(one_ok("DSM_COMM=multiple").comm, DSM_COMM_MULTIPLE);
+    assert_int_equal(one_ok("DSM_COMM=rma").comm, DSM_COMM_RMA);
     assert_int_equal(one_ok("DSM_POLL=spin").poll, DSM_POLL_SPIN);
     assert_int_equal(one_ok("DSM_POLL=adaptive").poll, DSM_POLL_ADAPTIVE);
     assert_int_equal(one_ok("DSM_STATS=0").stats, DSM_STATS_OFF);
@@ -275,6 +277,7 @@ static void test_bad_enums(void **state)
     one_bad("DSM_COMM=bogus", "DSM_COMM");
     one_bad("DSM_COMM=", "DSM_COMM");
     one_bad("DSM_COMM=queue2", "DSM_COMM");
+    one_bad("DSM_COMM=rmaa", "DSM_COMM");
     one_bad("DSM_POLL=", "DSM_POLL");
     one_bad("DSM_POLL=sleep", "DSM_POLL");
     one_bad("DSM_STATS=2", "DSM_STATS");
