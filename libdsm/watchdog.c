@@ -182,9 +182,10 @@ static int dump_waiters(uint64_t now)
         if (!__atomic_load_n(&w->in_use, __ATOMIC_ACQUIRE) ||
             __atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
             continue;
+        uint64_t t0 = __atomic_load_n(&w->t0, __ATOMIC_RELAXED);
         dsm__sb_begin(&sb);
         dsm__sb_str(&sb, "  waiting ");
-        sb_secs(&sb, now - w->t0);
+        sb_secs(&sb, t0 < now ? now - t0 : 0);
         dsm__sb_str(&sb, " for ");
         describe(&sb, w);
         dsm__sb_end(&sb);
@@ -265,8 +266,11 @@ void dsm__watchdog_check(const struct dsm_waiter *w, uint64_t now)
     int kind = w->kind;
     unsigned limit = is_sync(kind) ? g->cfg.sync_timeout_s : g->cfg.timeout_s;
     struct dsm_sbuf sb;
+    /* The slot may be taken again while we look: a wait that started after
+     * `now` (t0 > now) is not late, and must not wrap around to 584 years. */
+    uint64_t t0 = __atomic_load_n(&w->t0, __ATOMIC_RELAXED);
 
-    if (!limit || now - w->t0 < (uint64_t)limit * 1000000000u ||
+    if (!limit || t0 > now || now - t0 < (uint64_t)limit * 1000000000u ||
         __atomic_load_n(&w->done, __ATOMIC_ACQUIRE) ||
         !__atomic_load_n(&w->in_use, __ATOMIC_ACQUIRE))
         return;
@@ -281,7 +285,7 @@ void dsm__watchdog_check(const struct dsm_waiter *w, uint64_t now)
     dsm__sb_str(&sb, is_sync(kind) ? "DSM_SYNC_TIMEOUT=" : "DSM_TIMEOUT=");
     dsm__sb_u(&sb, limit);
     dsm__sb_str(&sb, " s: waited ");
-    sb_secs(&sb, now - w->t0);
+    sb_secs(&sb, now - t0);
     dsm__sb_str(&sb, " for ");
     describe(&sb, w);
     dsm__sb_str(&sb, is_sync(kind)
@@ -314,8 +318,9 @@ void dsm__watchdog_tick(uint64_t now)
             __atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
             continue;
         dsm__watchdog_check(w, now);
-        if (now - w->t0 > oldest)
-            oldest = now - w->t0;
+        uint64_t t0 = __atomic_load_n(&w->t0, __ATOMIC_RELAXED);
+        if (t0 < now && now - t0 > oldest)
+            oldest = now - t0;
     }
     /* Waiting for a second or more: is a rank of this host dead?  (mpiexec
      * normally ends the job first; not when started with
