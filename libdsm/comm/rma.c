@@ -86,6 +86,10 @@ static void rma_get_page(size_t p, int home)
 {
     MPI_Request req;
     int done = 0;
+    /* A waiter slot only for the watchdog (DSM_TIMEOUT, state dumps, a home
+     * that is gone): nobody completes it, the loop below ends the wait. */
+    uint32_t id = dsm__waiter_get(DSM_WAIT_PAGE, 1, NULL);
+    dsm__waiter_note(id, home, p);
     if (MPI_Rget(dsm__sys_page(p), (int)dsm__g.page_size, MPI_BYTE, home, (MPI_Aint)p,
                  (int)dsm__g.page_size, MPI_BYTE, win, &req) != MPI_SUCCESS)
         dsm__fatal("MPI_Rget of page %zu from rank %d failed", p, home);
@@ -94,7 +98,10 @@ static void rma_get_page(size_t p, int home)
         if (done)
             break;
         dsm__comm_wait_step(i);
+        if (i % 1024 == 1023)
+            dsm__watchdog_check(dsm__waiter_slot(id), dsm__now_ns());
     }
+    dsm__waiter_put(id);
 }
 
 static void rma_shutdown(void)
