@@ -128,6 +128,17 @@ void dsm__comm_recv_dispatch(void)
         dsm__fatal("MPI_Irecv failed; the MPI library is in trouble");
 }
 
+int dsm__comm_poll(void)
+{
+    int n = dsm__comm_sends_test(), got;
+    dsm__comm_recv_test(&got);
+    if (got) {
+        dsm__comm_recv_dispatch();
+        n++;
+    }
+    return n;
+}
+
 void dsm__comm_recv_cancel(void)
 {
     if (rreq != MPI_REQUEST_NULL) {

@@ -49,6 +49,8 @@ extern const struct dsm_comm_ops dsm__comm_rma;
 int  dsm__comm_recv_start(void);            /* post the receive */
 int  dsm__comm_recv_test(int *got);         /* test it; on arrival dispatch is deferred */
 void dsm__comm_recv_dispatch(void);         /* dispatch the arrived message, repost */
+int dsm__comm_poll(void);    /* test sends, then receive and dispatch one message: the
+                                progress of direct, multiple and rma */
 int  dsm__comm_sends_test(void);            /* complete finished sends */
 void dsm__comm_sends_add(struct dsm_msg *m);
 /* Start sending m (posting its page's receive first if it asks for a page)

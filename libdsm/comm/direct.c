@@ -24,17 +24,6 @@ static void direct_send(struct dsm_msg *m)
     pthread_mutex_unlock(&dsm__mpi_lock);
 }
 
-static int direct_progress(void)
-{
-    int n = dsm__comm_sends_test(), got;
-    dsm__comm_recv_test(&got);
-    if (got) {
-        dsm__comm_recv_dispatch();
-        n++;
-    }
-    return n;
-}
-
 static void direct_shutdown(void)
 {
     dsm__comm_sends_finish();
@@ -47,7 +36,7 @@ const struct dsm_comm_ops dsm__comm_direct = {
     .name = "direct",
     .init = direct_init,
     .send = direct_send,
-    .progress = direct_progress,
+    .progress = dsm__comm_poll,
     .waiter_progress = 1,
     .shutdown = direct_shutdown,
 };

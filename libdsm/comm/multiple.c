@@ -28,17 +28,6 @@ static void multiple_send(struct dsm_msg *m)
     dsm__comm_isend(m);
 }
 
-static int multiple_progress(void)
-{
-    int n = dsm__comm_sends_test(), got;
-    dsm__comm_recv_test(&got);
-    if (got) {
-        dsm__comm_recv_dispatch();
-        n++;
-    }
-    return n;
-}
-
 static void multiple_shutdown(void)
 {
     dsm__comm_sends_finish();
@@ -49,7 +38,7 @@ const struct dsm_comm_ops dsm__comm_multiple = {
     .name = "multiple",
     .init = multiple_init,
     .send = multiple_send,
-    .progress = multiple_progress,
+    .progress = dsm__comm_poll,
     .waiter_progress = 1,
     .shutdown = multiple_shutdown,
     .get_page = NULL,

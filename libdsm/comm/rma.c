@@ -71,17 +71,6 @@ static void rma_send(struct dsm_msg *m)
     dsm__comm_isend(m);
 }
 
-static int rma_progress(void)
-{
-    int n = dsm__comm_sends_test(), got;
-    dsm__comm_recv_test(&got);
-    if (got) {
-        dsm__comm_recv_dispatch();
-        n++;
-    }
-    return n;
-}
-
 static void rma_get_page(size_t p, int home)
 {
     MPI_Request req;
@@ -116,7 +105,7 @@ const struct dsm_comm_ops dsm__comm_rma = {
     .name = "rma",
     .init = rma_init,
     .send = rma_send,
-    .progress = rma_progress,
+    .progress = dsm__comm_poll,
     .waiter_progress = 1,
     .shutdown = rma_shutdown,
     .get_page = rma_get_page,
