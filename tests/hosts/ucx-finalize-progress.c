@@ -12,9 +12,10 @@
  * the PMI barrier and no longer progresses UCX, so a peer still closing
  * its endpoint to it waits for an answer that never comes, and never
  * reaches the barrier: every rank hangs in MPI_Finalize (stacks: ranks in
- * ucp_worker_progress, one in read() under PMPI_Finalize).  Newer MPICH
- * does the PMI barrier before the closes (pmodels/mpich#6596); Open MPI
- * hit the same pattern with PMIx and answered it with a progress thread
+ * ucp_worker_progress, one in read() under PMPI_Finalize).  MPICH fixed
+ * it in pull request pmodels/mpich#6596 ("ch4/ucx: remove MPIR_pmi_barrier
+ * in finalize", July 2023), after 4.0.2; Open MPI met the same pattern
+ * with PMIx and answered it with a progress thread during the fence
  * (open-mpi/ompi#5307).  This library does the same from outside MPICH.
  *
  * How: it interposes three functions.
