@@ -17,6 +17,16 @@
 # mpiexec and mpiexec.mpich adds the hosts and launcher to every mpiexec the
 # tests run (tools/dsmrun and the test runners call mpiexec.mpich by name).
 #
+# MPI_Finalize: MPICH 4.0.2 over UCX TCP deadlocks in MPI_Finalize in about
+# 1 run in 3 across these hosts, with or without libdsm: a rank that has
+# closed its endpoints waits in a PMI barrier without progressing UCX while
+# a peer still waits for it to answer its endpoint close.  Every rank
+# therefore runs with tests/hosts/ucx-finalize-progress.so preloaded, which
+# progresses UCX from a helper thread while MPI_Finalize runs (its header
+# has the details; docs/ERRORS.md section 7).  It is put in LD_PRELOAD by
+# the mpiexec wrapper and also in host 0's environment, because
+# tools/dsmrun sets LD_PRELOAD for its ranks from its own environment.
+#
 # Runs, for every transport (HOSTS_COMMS, default queue direct):
 #   laplace (explicit libdsm API, checked bitwise against seq and MPI) on
 #   3 and 4 ranks; the tests/mpi programs on 3 ranks; BT class S on 3 ranks
@@ -37,6 +47,12 @@ skip() { echo "$me: SKIP: $*"; exit 77; }
 command -v ip >/dev/null || skip "ip (iproute2) is not installed: apt-get install iproute2"
 command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
 real=$(command -v mpiexec.mpich || command -v mpiexec) || skip "mpiexec not found"
+finalize_lib=$top_builddir/tests/hosts/ucx-finalize-progress.so
+if [ ! -f "$finalize_lib" ]; then
+    echo "$me: $finalize_lib is missing: build it with make tests/hosts/ucx-finalize-progress.so (make check-hosts does)" >&2
+    exit 99
+fi
+preload=$finalize_lib${LD_PRELOAD:+:$LD_PRELOAD}
 prefix=dsm$$
 export DSMHOSTS_PREFIX=$prefix
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hosts.XXXXXX") || exit 99
@@ -68,6 +84,10 @@ echo "$me: hosts ${prefix}h0..h2 = 10.77.0.1..3 on bridge ${prefix}sw/br0"
 mkdir "$tmp/bin"
 cat > "$tmp/bin/mpiexec" <<EOW
 #!/bin/sh
+case :\$LD_PRELOAD: in
+    *:$finalize_lib:*) ;;
+    *) LD_PRELOAD=$finalize_lib\${LD_PRELOAD:+:\$LD_PRELOAD}; export LD_PRELOAD ;;
+esac
 exec "$real" -launcher ssh -launcher-exec "$top_srcdir/tests/hosts/netns-launch.sh" \\
     -iface eth0 -hosts 10.77.0.1,10.77.0.2,10.77.0.3 "\$@"
 EOW
@@ -119,15 +139,16 @@ EOI
 
 if [ "$1" = "--" ]; then
     shift
-    PATH=$tmp/bin:$PATH UCX_TLS=tcp,self MPIR_CVAR_NOLOCAL=1 \
+    PATH=$tmp/bin:$PATH UCX_TLS=tcp,self MPIR_CVAR_NOLOCAL=1 LD_PRELOAD=$preload \
         ip netns exec ${prefix}h0 unshare --uts \
         sh -c "hostname ${prefix}h0; cd '$top_builddir' && exec \"\$@\"" sh "$@" </dev/null
     exit $?
 fi
 comms=${HOSTS_COMMS:-queue direct}
 echo "$me: transports: $comms; MPI over TCP: UCX_TLS=tcp,self MPIR_CVAR_NOLOCAL=1"
+echo "$me: preloaded into every rank: $finalize_lib"
 start=$(date +%s)
-PATH=$tmp/bin:$PATH UCX_TLS=tcp,self MPIR_CVAR_NOLOCAL=1 \
+PATH=$tmp/bin:$PATH UCX_TLS=tcp,self MPIR_CVAR_NOLOCAL=1 LD_PRELOAD=$preload \
     ip netns exec ${prefix}h0 unshare --uts \
     sh -c "hostname ${prefix}h0; exec sh '$tmp/inside.sh' '$top_builddir' '$comms' '${HOSTS_QUICK:-0}'" \
     </dev/null
