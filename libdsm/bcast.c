@@ -166,9 +166,12 @@ static void check_args(void *addr, size_t len, int root, size_t *first, size_t *
 }
 
 /* Step 2: the root's copy of every page becomes current.  After the
- * barrier a page the root does not home is either a valid read-only copy
- * (nobody else wrote it) or invalid; reading an invalid one fetches it from
- * its home through the ordinary fault path. */
+ * barrier a page the root does not home is a valid read-only copy (nobody
+ * else wrote it), a valid PREFETCHED one (a prefetch answered before the
+ * barrier, which drained it, and not dropped by its notices: libdsm(7),
+ * "Why a prefetch is never used stale"; its system view is current even
+ * though its application view is still PROT_NONE), or invalid; reading an
+ * invalid one fetches it from its home through the ordinary fault path. */
 static void root_make_current(size_t first, size_t count)
 {
     struct dsm_global *g = &dsm__g;
@@ -178,7 +181,7 @@ static void root_make_current(size_t first, size_t count)
             continue;
         if (__atomic_load_n(&pg->state, __ATOMIC_ACQUIRE) == DSM_P_INVALID)
             (void)*(volatile unsigned char *)dsm__app_page(p);
-        if (pg->state != DSM_P_READ_ONLY)
+        if (pg->state != DSM_P_READ_ONLY && pg->state != DSM_P_PREFETCHED)
             dsm__fatal("dsm_bcast: page %zu is %s at the root after its fetch; another "
                        "thread of this node touched shared memory during the collective "
                        "(only one thread per node may run while dsm_bcast runs)", p,
@@ -212,9 +215,13 @@ static void install(size_t first, size_t count, int root)
                     dsm__pb_add(&pb, p, dsm__page_prot(t.next));
                 pg->state = t.next;
             }
-        } else if (pg->state == DSM_P_INVALID) {
+        } else if (pg->state == DSM_P_INVALID || pg->state == DSM_P_PREFETCHED) {
+            /* A PREFETCHED copy (still PROT_NONE) was as current as the
+             * broadcast's; either way the system view now holds the root's
+             * page and is opened read-only.  Neither is counted as fetched
+             * from a home, nor a prefetch as used or wasted. */
             dsm__pb_add(&pb, p, PROT_READ);
-            pg->state = DSM_P_READ_ONLY;     /* not counted as fetched from a home */
+            pg->state = DSM_P_READ_ONLY;
         } else if (pg->state != DSM_P_READ_ONLY) {
             dsm__fatal("dsm_bcast: page %zu is %s here after the broadcast; another "
                        "thread of this node touched shared memory during the collective "

@@ -21,7 +21,10 @@
  *  7. after a broadcast, a write under a lock reaches the next holder of
  *     the lock (lock-based invalidation of broadcast copies);
  *  8. the home keeps trapping its writes to pages whose only other copies
- *     came from the broadcast (the copyset the broadcast set).
+ *     came from the broadcast (the copyset the broadcast set);
+ *  9. pages PREFETCHED (valid, still PROT_NONE) at the root and at the
+ *     receivers when the broadcast starts: they are valid copies, not a sign
+ *     of another thread at work (dsm_bcast used to stop the job on them).
  */
 #include "mpitest.h"
 
@@ -196,6 +199,29 @@ int main(int argc, char **argv)
                       val(i % (ps / 8) <= 1 ? round + 1 : round, i));
     mt_check_point("8: a home write after the sole writer of a broadcast copy");
     dsm_barrier();
+
+    /* 9: PREFETCHED pages at the root (node 0) and at every receiver but
+     * the home (node 1).  Nobody writes them, so the barrier that drains the
+     * prefetches leaves them PREFETCHED. */
+    round += 2;
+    uint64_t *f = mt_malloc_home(4 * ps, DSM_HOME_NODE, 1);
+    size_t fw = 4 * ps / 8;
+    if (me == 1)
+        for (size_t i = 0; i < fw; i++)
+            f[i] = val(round, i);
+    dsm_barrier();
+    if (me != 1 && dsm_prefetch(f, 4) != 0)
+        mt_error("9: dsm_prefetch failed");
+    dsm_barrier();
+    dsm_bcast(f, 4 * ps, 0);
+    expect_all("9: pages PREFETCHED at the root and the receivers", f, fw, round, 1);
+    /* The same with the home as the root. */
+    if (me != 1)
+        dsm_prefetch(f, 4);
+    dsm_barrier();
+    dsm_bcast(f, 4 * ps, 1);
+    expect_all("9: pages PREFETCHED at the receivers, home root", f, fw, round, 1);
+    dsm_free(f);
 
     dsm_free(e);
     dsm_free(c);
