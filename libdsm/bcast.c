@@ -15,11 +15,13 @@
  *     the same address, length and root;
  *  2. the root makes its copy of every page current: a page it neither homes
  *     nor holds a valid copy of is fetched from its home (a read fault);
- *  3. one broadcast from the root's system view.  A node receives the pages
- *     it does not home into its system view (their application view is
- *     still PROT_NONE or read-only, so nobody sees a half-written page); the
- *     pages it homes go to their twin slots, which are free between
- *     barriers, so the master copies are never written by the broadcast;
+ *  3. one broadcast from a copy of the root's system view, made before any
+ *     receiver can leave the broadcast (root_snapshot).  A node receives
+ *     the pages it does not home into its system view (their application
+ *     view is still PROT_NONE or read-only, so nobody sees a half-written
+ *     page); the pages it homes go to their twin slots, which are free
+ *     between barriers, so the master copies are never written by the
+ *     broadcast;
  *  4. a node makes the pages it does not home READ_ONLY; a home adds every
  *     other node to the copyset of its pages and write-protects them, so that
  *     its own next write traps and becomes a write notice.
@@ -46,6 +48,8 @@ struct bcast_op {
     size_t nchunks;
     MPI_Request *reqs;
     MPI_Datatype *types;         /* per chunk, MPI_DATATYPE_NULL if contiguous */
+    unsigned char **src;         /* root: per chunk, the snapshot it sends */
+    unsigned char **own;         /* root: per chunk, a malloc'd snapshot or NULL */
 };
 
 /* The receive layout of pages [p, p+n) on this node: runs of pages homed
@@ -102,7 +106,10 @@ static void bcast_start(struct dsm_coll *c)
         size_t n = o->count - k * per < per ? o->count - k * per : per;
         int rc;
         o->types[k] = g->rank == o->root ? MPI_DATATYPE_NULL : recv_type(p, n);
-        if (o->types[k] == MPI_DATATYPE_NULL)
+        if (g->rank == o->root)
+            rc = MPI_Ibcast(o->src[k], (int)(n << g->page_shift), MPI_BYTE,
+                            o->root, g->comm, &o->reqs[k]);
+        else if (o->types[k] == MPI_DATATYPE_NULL)
             rc = MPI_Ibcast(dsm__sys_page(p), (int)(n << g->page_shift), MPI_BYTE,
                             o->root, g->comm, &o->reqs[k]);
         else
@@ -166,9 +173,12 @@ static void check_args(void *addr, size_t len, int root, size_t *first, size_t *
 }
 
 /* Step 2: the root's copy of every page becomes current.  After the
- * barrier a page the root does not home is either a valid read-only copy
- * (nobody else wrote it) or invalid; reading an invalid one fetches it from
- * its home through the ordinary fault path. */
+ * barrier a page the root does not home is a valid read-only copy (nobody
+ * else wrote it), a valid PREFETCHED one (a prefetch answered before the
+ * barrier, which drained it, and not dropped by its notices: libdsm(7),
+ * "Why a prefetch is never used stale"; its system view is current even
+ * though its application view is still PROT_NONE), or invalid; reading an
+ * invalid one fetches it from its home through the ordinary fault path. */
 static void root_make_current(size_t first, size_t count)
 {
     struct dsm_global *g = &dsm__g;
@@ -178,11 +188,52 @@ static void root_make_current(size_t first, size_t count)
             continue;
         if (__atomic_load_n(&pg->state, __ATOMIC_ACQUIRE) == DSM_P_INVALID)
             (void)*(volatile unsigned char *)dsm__app_page(p);
-        if (pg->state != DSM_P_READ_ONLY)
+        if (pg->state != DSM_P_READ_ONLY && pg->state != DSM_P_PREFETCHED)
             dsm__fatal("dsm_bcast: page %zu is %s at the root after its fetch; another "
                        "thread of this node touched shared memory during the collective "
                        "(only one thread per node may run while dsm_bcast runs)", p,
                        dsm__page_state_name(pg->state));
+    }
+}
+
+/* Step 3, at the root: copy the range out of the system view and broadcast
+ * the copy.  The system view of a page the root homes is the master copy,
+ * which the communication thread changes under the broadcast as soon as a
+ * receiver has left it, written, and released (a lock release sends its
+ * diff at once).  A buffer changed during a nonblocking collective is
+ * erroneous in MPI, and MPI may write the root's buffer too: MPICH's default
+ * on one host (sched_smp) sends from a root other than local rank 0 to that
+ * rank and broadcasts from there to everyone, the root included; its
+ * scatter-allgather algorithms give the root back the pieces the others
+ * received.  Either way the words sent came back over a diff applied
+ * meanwhile, and the diff was lost at the home (found by the stress test;
+ * tests/mpi/bcast.c, step 10).  The copy is exact: no receiver can leave
+ * before the root has started to send, so no diff for the range reaches the
+ * root before this copy is made.  The copy goes to the pages' twin slots,
+ * which are free after the barrier (twins live from a write fault to the
+ * next release), except a home page twinned for DSM_CHECK=races and never
+ * released (DSM_PF_NOTRAP, segment.c): a chunk with one of those gets a
+ * private copy instead. */
+static void root_snapshot(struct bcast_op *o)
+{
+    struct dsm_global *g = &dsm__g;
+    size_t per = BCAST_CHUNK >> g->page_shift;
+
+    for (size_t k = 0; k < o->nchunks; k++) {
+        size_t p = o->first + k * per;
+        size_t n = o->count - k * per < per ? o->count - k * per : per;
+        int busy = 0;
+        for (size_t i = 0; i < n; i++)
+            busy |= (g->pages[p + i].flags & DSM_PF_TWIN) != 0;
+        o->own[k] = NULL;
+        o->src[k] = dsm__twin_page(p);
+        if (busy) {
+            o->own[k] = malloc(n << g->page_shift);
+            if (!o->own[k])
+                dsm__fatal("out of private memory for dsm_bcast's copy of %zu pages", n);
+            o->src[k] = o->own[k];
+        }
+        memcpy(o->src[k], dsm__sys_page(p), n << g->page_shift);
     }
 }
 
@@ -199,7 +250,7 @@ static void install(size_t first, size_t count, int root)
         struct dsm_page *pg = &g->pages[p];
         dsm__page_lock(p);
         if (pg->home == g->rank) {
-            scratch |= g->rank != root;
+            scratch = 1;
             pg->copyset |= others;
             if (pg->flags & DSM_PF_NOTRAP) {
                 dsm__notrap_served(p);
@@ -212,9 +263,13 @@ static void install(size_t first, size_t count, int root)
                     dsm__pb_add(&pb, p, dsm__page_prot(t.next));
                 pg->state = t.next;
             }
-        } else if (pg->state == DSM_P_INVALID) {
+        } else if (pg->state == DSM_P_INVALID || pg->state == DSM_P_PREFETCHED) {
+            /* A PREFETCHED copy (still PROT_NONE) was as current as the
+             * broadcast's; either way the system view now holds the root's
+             * page and is opened read-only.  Neither is counted as fetched
+             * from a home, nor a prefetch as used or wasted. */
             dsm__pb_add(&pb, p, PROT_READ);
-            pg->state = DSM_P_READ_ONLY;     /* not counted as fetched from a home */
+            pg->state = DSM_P_READ_ONLY;
         } else if (pg->state != DSM_P_READ_ONLY) {
             dsm__fatal("dsm_bcast: page %zu is %s here after the broadcast; another "
                        "thread of this node touched shared memory during the collective "
@@ -224,8 +279,13 @@ static void install(size_t first, size_t count, int root)
         dsm__page_unlock(p);
     }
     dsm__pb_flush(&pb);
-    if (scratch) {
-        /* Give back the twin slots used as scratch for our own pages. */
+    if (g->rank == root)
+        for (size_t p = first; p < first + count; p++)
+            if (g->pages[p].flags & DSM_PF_TWIN)
+                return;     /* a twin in use: keep the slots (root_snapshot) */
+    if (scratch || g->rank == root) {
+        /* Give back the twin slots used as scratch for our own pages, or
+         * at the root for the copy it sent. */
         uintptr_t lo = (uintptr_t)dsm__twin_page(first) & ~(uintptr_t)(g->os_page - 1);
         madvise((void *)lo, (uintptr_t)dsm__twin_page(first + count) - lo, MADV_DONTNEED);
     }
@@ -256,11 +316,19 @@ void dsm__bcast(void *addr, size_t len, int root)
     o.nchunks = (count + per - 1) / per;
     o.reqs = malloc(o.nchunks * sizeof *o.reqs);
     o.types = malloc(o.nchunks * sizeof *o.types);
-    if (!o.reqs || !o.types)
+    o.src = malloc(o.nchunks * sizeof *o.src);
+    o.own = calloc(o.nchunks, sizeof *o.own);
+    if (!o.reqs || !o.types || !o.src || !o.own)
         dsm__fatal("out of private memory for dsm_bcast");
+    if (g->rank == root)
+        root_snapshot(&o);
     dsm__comm_collective(&o.c);
+    for (size_t k = 0; k < o.nchunks; k++)
+        free(o.own[k]);
     free(o.reqs);
     free(o.types);
+    free(o.src);
+    free(o.own);
     install(first, count, root);
 }
 

@@ -21,7 +21,17 @@
  *  7. after a broadcast, a write under a lock reaches the next holder of
  *     the lock (lock-based invalidation of broadcast copies);
  *  8. the home keeps trapping its writes to pages whose only other copies
- *     came from the broadcast (the copyset the broadcast set).
+ *     came from the broadcast (the copyset the broadcast set);
+ *  9. pages PREFETCHED (valid, still PROT_NONE) at the root and at the
+ *     receivers when the broadcast starts: they are valid copies, not a sign
+ *     of another thread at work (dsm_bcast used to stop the job on them);
+ * 10. the root (the last node, not 0) homes the pages and the others
+ *     write words of them and release a lock right after leaving the
+ *     broadcast, while the root may still be in it: no such write is lost
+ *     (the root used to broadcast from its master copy, and MPICH's default
+ *     broadcast on one host, sched_smp, sends a root other than 0 to local
+ *     rank 0 and broadcasts from there to everyone, the root included: the
+ *     older words came back over the diffs applied meanwhile).
  */
 #include "mpitest.h"
 
@@ -196,6 +206,61 @@ int main(int argc, char **argv)
                       val(i % (ps / 8) <= 1 ? round + 1 : round, i));
     mt_check_point("8: a home write after the sole writer of a broadcast copy");
     dsm_barrier();
+
+    /* 9: PREFETCHED pages at the root (node 0) and at every receiver but
+     * the home (node 1).  Nobody writes them, so the barrier that drains the
+     * prefetches leaves them PREFETCHED. */
+    round += 2;
+    uint64_t *f = mt_malloc_home(4 * ps, DSM_HOME_NODE, 1);
+    size_t fw = 4 * ps / 8;
+    if (me == 1)
+        for (size_t i = 0; i < fw; i++)
+            f[i] = val(round, i);
+    dsm_barrier();
+    if (me != 1 && dsm_prefetch(f, 4) != 0)
+        mt_error("9: dsm_prefetch failed");
+    dsm_barrier();
+    dsm_bcast(f, 4 * ps, 0);
+    expect_all("9: pages PREFETCHED at the root and the receivers", f, fw, round, 1);
+    /* The same with the home as the root. */
+    if (me != 1)
+        dsm_prefetch(f, 4);
+    dsm_barrier();
+    dsm_bcast(f, 4 * ps, 1);
+    expect_all("9: pages PREFETCHED at the receivers, home root", f, fw, round, 1);
+    dsm_free(f);
+
+    /* 10: node n-1 homes and broadcasts 2 pages; right after, node k <
+     * n-1 writes word k+1 of each page and releases a lock, which sends its
+     * diff to node n-1 at once, maybe while its broadcast still runs.  Many
+     * times, as the window is a matter of timing. */
+    size_t gp = 2, gw = gp * ps / 8;
+    int gr = n - 1;
+    uint64_t *g = mt_malloc_home(gp * ps, DSM_HOME_NODE, gr);
+    for (int it = 0; it < 40; it++) {
+        round++;
+        if (me == gr)
+            for (size_t i = 0; i < gw; i++)
+                g[i] = val(round, i);
+        dsm_barrier();
+        dsm_bcast(g, gp * ps, gr);
+        if (me != gr) {
+            for (size_t p = 0; p < gp; p++)
+                g[p * ps / 8 + (size_t)me + 1] = val(round + 1, p * ps / 8 + (size_t)me + 1);
+            dsm_lock_acquire(me);
+            dsm_lock_release(me);
+        }
+        dsm_barrier();
+        for (size_t i = 0; i < gw; i++) {
+            size_t k = i % (ps / 8);
+            mt_expect_u64("10: a write released while the home broadcasts", &g[i],
+                          val(k >= 1 && k < (size_t)n ? round + 1 : round, i));
+        }
+        mt_check_point("10: a write released while the home broadcasts");
+        dsm_barrier();
+        round++;
+    }
+    dsm_free(g);
 
     dsm_free(e);
     dsm_free(c);

@@ -18,7 +18,9 @@
  *        of lock-protected records (a sequence number and a payload
  *        spanning pages, which must agree with each other inside the lock);
  *      - the owners write their words, then read them back;
- *      - extra operations of the phase (see the table `extras` below);
+ *      - prefetches of random page ranges at random points of the phase,
+ *        and maybe one dsm_bcast, collective, at its start or after its
+ *        writes (see "Extra operations" below);
  *      - dsm_barrier(), after which the model applies the phase's writes.
  *   3. every 8 rounds every rank checks every word of every live block.
  * At the end every rank compares all shared memory with the model, which
@@ -27,7 +29,7 @@
  *
  * Usage: stress [ROUNDS [SEED]] (defaults 100 and a clock-derived seed
  * picked by rank 0).  The seed is printed; rerun a failure with the same
- * seed, ranks and DSM_COMM.  Exit 0 pass, 1 mismatch (named, with seed).
+ * seed, ranks, DSM_COMM and DSM_PREFETCH.  Exit 0 pass, 1 mismatch (named, with seed).
  */
 #include <time.h>
 
@@ -187,36 +189,188 @@ static void check_word(const char *what, int b, size_t w)
 }
 
 /*
- * Extra operations of a phase.  New operations plug in here: `plan` draws
- * from the shared stream (every rank must draw the same numbers, whether it
- * takes part or not), `run` does this rank's part before the phase's reads;
- * an operation that changes shared memory must also update the model in
- * `run`'s caller the same way on every rank (see the write ranges).
+ * Extra operations of a phase.  Each has a `plan`, which draws from the
+ * shared stream (every rank draws the same numbers, whether it takes part or
+ * not; called with exec 0 in the replay too), and a `run`, which does this
+ * rank's part at one of the points of the phase below.  An operation that
+ * changes shared memory also updates the model, the same way on every rank,
+ * in run_phase.
  *
- * TODO(prefetch): when dsm_prefetch() is in dsm.h, add
- *   { "prefetch", plan: a block and a page range; run: dsm_prefetch(...) }
- *   (a hint: no effect on the model; the reads that follow check it).
- * TODO(broadcast): when the broadcast of read-shared ranges is in, add an
- *   operation that broadcasts a block one rank wrote in the last phase
- *   before everyone reads it.
+ *  prefetch  every rank prefetches a few random page ranges of random blocks
+ *            (or the lock records' pages) at random points of the phase:
+ *            before its reads, right before its lock operations (pages in
+ *            flight at a lock acquire), after its writes (pages that other
+ *            ranks write in this interval, in flight at the barrier), and
+ *            right before a broadcast.  A hint: no effect on the model; the
+ *            reads and checks that follow check it.
+ *  bcast     dsm_bcast of a random word range of a random block from a
+ *            random root, collective: at the start of the phase (so it meets
+ *            the history prefetches of the barrier before it) or after the
+ *            phase's writes.  Then every rank checks every word of the range
+ *            (without a read fault: the copies are there), and ranks write
+ *            other words of the same pages (outside the range, so no rank
+ *            reads them) and release a lock at once, so that their diffs
+ *            reach the homes while slower ranks, and the root, may still be
+ *            in the broadcast.
  */
-struct extra {
-    const char *name;
-    void (*plan)(uint64_t *rng, int exec);
-};
-static const struct extra extras[] = {
-    { NULL, NULL }
-};
+enum { AT_START, AT_LOCKS, AT_WRITTEN, AT_BCAST, AT_END, NPOINTS };
+
+#define MAX_PF 4
+struct pf { int block; size_t page, npages; int at; };
+static struct pf pfs[64][MAX_PF];
+static int npfs[64];
+
+static void prefetch_plan(uint64_t *rng)
+{
+    for (int r = 0; r < nranks; r++) {
+        npfs[r] = nblocks ? (int)mt_rand_below(rng, MAX_PF + 1) : 0;
+        for (int i = 0; i < npfs[r]; i++) {
+            struct pf *f = &pfs[r][i];
+            /* block -1: the lock records, so that a lock acquire meets them
+             * in flight. */
+            f->block = mt_rand_below(rng, 5) == 0 ? -1
+                       : (int)mt_rand_below(rng, (uint64_t)nblocks);
+            size_t pages = f->block < 0 ? NREC * REC_PAGES
+                           : (blocks[f->block].nwords * 4 + ps - 1) / ps + 1;
+            f->page = (size_t)mt_rand_below(rng, pages);
+            f->npages = 1 + (size_t)mt_rand_below(rng, pages - f->page);
+            f->at = (int)mt_rand_below(rng, NPOINTS);
+        }
+    }
+}
+
+static void prefetch_run(int at)
+{
+    for (int i = 0; i < npfs[me]; i++) {
+        const struct pf *f = &pfs[me][i];
+        if (f->at != at)
+            continue;
+        const char *base = f->block < 0 ? recmem : (const char *)blocks[f->block].mem;
+        int rc = dsm_prefetch(base + f->page * ps, f->npages);
+        if (rc != 0)
+            mt_fail("seed %" PRIu64 ": dsm_prefetch(%p, %zu) returned %d", seed,
+                    (const void *)(base + f->page * ps), f->npages, rc);
+    }
+}
+
+/* The broadcast of this phase (bc_at < 0: none), and the words written after
+ * it (owner2: per block, per word, the writer; -1 none). */
+static int bc_at, bc_block, bc_root;
+static size_t bc_first, bc_len;
+static int16_t *owner2[MAX_BLOCKS];
+struct range2 { int block; size_t first, len; int owner; };
+static struct range2 post[MAX_RANGES];
+static int npost;
+
+static void bcast_plan(uint64_t *rng)
+{
+    bc_at = -1;
+    npost = 0;
+    if (!nblocks || mt_rand_below(rng, 3) != 0)
+        return;
+    bc_at = mt_rand_below(rng, 2) ? AT_BCAST : AT_START;
+    bc_block = (int)mt_rand_below(rng, (uint64_t)nblocks);
+    bc_root = (int)mt_rand_below(rng, (uint64_t)nranks);
+    size_t n = blocks[bc_block].nwords;
+    bc_first = (size_t)mt_rand_below(rng, n);
+    size_t want = 1 + (size_t)mt_rand_below(rng, mt_rand_below(rng, 2) ? n : 8 * ps / 4);
+    bc_len = want < n - bc_first ? want : n - bc_first;
+    for (size_t w = 0; w < n; w++)
+        owner2[bc_block][w] = -1;
+    if (bc_at != AT_BCAST)
+        return;
+    /* Words near the range (within two pages of it, so mostly on its first
+     * and last pages), outside it: nobody reads them in this phase. */
+    size_t lo = bc_first > 2 * ps / 4 ? bc_first - 2 * ps / 4 : 0;
+    size_t hi = n - (bc_first + bc_len) > 2 * ps / 4 ? bc_first + bc_len + 2 * ps / 4 : n;
+    npost = (int)mt_rand_below(rng, (uint64_t)(2 * nranks + 1));
+    for (int i = 0; i < npost; i++) {
+        struct range2 *r = &post[i];
+        r->block = bc_block;
+        r->owner = (int)mt_rand_below(rng, (uint64_t)nranks);
+        r->first = lo + (size_t)mt_rand_below(rng, hi - lo);
+        r->len = 1 + (size_t)mt_rand_below(rng, 64);
+        if (r->len > hi - r->first)
+            r->len = hi - r->first;
+        for (size_t w = r->first; w < r->first + r->len; w++)
+            if (owner2[bc_block][w] < 0 && (w < bc_first || w >= bc_first + bc_len))
+                owner2[bc_block][w] = (int16_t)r->owner;
+    }
+}
+
+/* The broadcast itself, at point `at` of the phase; then the checks and the
+ * writes after it.  `key2` gives the values written after it. */
+static void bcast_run(int at, int round, int phase, uint64_t key2)
+{
+    char what[128];
+    struct block *b = &blocks[bc_block];
+
+    if (bc_at != at)
+        return;
+    prefetch_run(AT_BCAST);
+    dsm_bcast(b->mem + bc_first, bc_len * 4, bc_root);
+    /* The root's view is copied to everyone; in a data-race-free program
+     * the root's view of the range after the broadcast's barrier is the
+     * model with every write before the broadcast (run_phase applied those
+     * of this phase already).  After it, nobody writes the range until the
+     * phase's barrier, except the phase's own writes when the broadcast is
+     * at its start: every rank checks the rest, without a read fault. */
+    struct dsm_stats st;
+    dsm_stats_get(&st);
+    uint64_t f0 = st.read_faults;
+    snprintf(what, sizeof what, "round %d phase %d, dsm_bcast(block %d words %zu+%zu, "
+             "root %d)", round, phase, bc_block, bc_first, bc_len, bc_root);
+    for (size_t w = bc_first; w < bc_first + bc_len; w++)
+        if (at != AT_START || owner[bc_block][w] < 0 || owner[bc_block][w] == me)
+            check_word(what, bc_block, w);
+    dsm_stats_get(&st);
+    if (st.read_faults != f0)
+        mt_error("seed %" PRIu64 ", %s: %" PRIu64 " read fault(s) reading the range "
+                 "after the broadcast", seed, what, st.read_faults - f0);
+    mt_check_point(what);
+    /* Writes next to the range, released at once (a lock release sends the
+     * diffs to the homes now), while others may still be in the broadcast. */
+    int wrote = 0;
+    for (int i = 0; i < npost; i++) {
+        const struct range2 *r = &post[i];
+        if (r->owner != me)
+            continue;
+        for (size_t w = r->first; w < r->first + r->len; w++)
+            if (owner2[bc_block][w] == me) {
+                b->mem[w] = word_value(key2, bc_block, w);
+                wrote = 1;
+            }
+    }
+    if (wrote) {
+        int lock = (LOCK_ACC + me % 5) % dsm_lock_count();
+        dsm_lock_acquire(lock);
+        dsm_lock_release(lock);
+    }
+}
+
+/* The model: the phase's writes before the broadcast point (idempotent). */
+static void model_writes(uint64_t key)
+{
+    for (int i = 0; i < nranges; i++) {
+        const struct range *r = &ranges[i];
+        for (size_t w = r->first; w < r->first + r->len; w++)
+            if (owner[r->block][w] == r->owner)
+                blocks[r->block].model[w] = word_value(key, r->block, w);
+    }
+}
 
 static void run_phase(uint64_t *rng, int round, int phase, int exec)
 {
-    uint64_t key;
+    uint64_t key, key2;
     char what[96];
 
     plan_phase(rng, &key);
-    for (const struct extra *e = extras; e->name; e++)
-        e->plan(rng, exec);
+    prefetch_plan(rng);
+    bcast_plan(rng);
+    key2 = mt_rand(rng);
     if (exec) {
+        prefetch_run(AT_START);
+        bcast_run(AT_START, round, phase, key2);
         snprintf(what, sizeof what, "round %d phase %d, read of an earlier write",
                  round, phase);
         uint64_t own = seed ^ mix64((uint64_t)round * 977 + (uint64_t)phase) ^
@@ -228,6 +382,7 @@ static void run_phase(uint64_t *rng, int round, int phase, int exec)
                 check_word(what, b, w);
         }
         mt_check_point(what);
+        prefetch_run(AT_LOCKS);
         for (int i = 0; i < nlockops[me]; i++) {
             const struct lockop *o = &lockops[me][i];
             if (o->kind == 0) {
@@ -288,14 +443,22 @@ static void run_phase(uint64_t *rng, int round, int phase, int exec)
                              "word %zu reads back wrong", seed, round, phase, r->block, w);
         }
         mt_check_point("reading back own writes");
+        prefetch_run(AT_WRITTEN);
+        if (bc_at == AT_BCAST) {
+            model_writes(key);
+            bcast_run(AT_BCAST, round, phase, key2);
+        }
+        prefetch_run(AT_END);
         dsm_barrier();
     }
-    /* The model: the phase's writes and lock operations. */
-    for (int i = 0; i < nranges; i++) {
-        const struct range *r = &ranges[i];
+    /* The model: the phase's writes, those after its broadcast, and the
+     * lock operations. */
+    model_writes(key);
+    for (int i = 0; i < npost; i++) {
+        const struct range2 *r = &post[i];
         for (size_t w = r->first; w < r->first + r->len; w++)
-            if (owner[r->block][w] == r->owner)
-                blocks[r->block].model[w] = word_value(key, r->block, w);
+            if (owner2[r->block][w] == r->owner)
+                blocks[r->block].model[w] = word_value(key2, r->block, w);
     }
     for (int r = 0; r < nranks; r++)
         for (int k = 0; k < nlockops[r]; k++) {
@@ -352,7 +515,8 @@ int main(int argc, char **argv)
     recmem = mt_malloc_home(NREC * REC_PAGES * ps, DSM_HOME_CYCLIC, 0);
     for (int b = 0; b < MAX_BLOCKS; b++) {
         owner[b] = malloc(MAX_WORDS * sizeof **owner);
-        if (!owner[b])
+        owner2[b] = malloc(MAX_WORDS * sizeof **owner2);
+        if (!owner[b] || !owner2[b])
             mt_fail("out of private memory");
     }
 
