@@ -5,7 +5,20 @@
  * (omp-shim: the team spread over the ranks of tools/dsmrun).  The physics,
  * initial state, energy and checksum are spam.c's, as in spam_mpi.c.
  *
- * Data layout.  The particles live in arrays kept sorted by cell (column
+ * --schedule balanced (the default): thread t owns one fixed block of
+ * columns (boundaries chosen once so that the blocks have equal shares of
+ * the force computations), keeps its particles in storage of its own
+ * (sorted by cell within the block, double-buffered), takes in the
+ * particles that cross into its columns, lists the pairs of its particles
+ * including those with the neighbours' edge columns (a pair across an edge
+ * is computed on both sides) and adds forces to its own particles only:
+ * no critical section, no reduction, 4 barriers a step, and the same
+ * summation order as the sequential form (bit-identical results).  Under
+ * the DSM a thread reads only its neighbours' edge columns.  See the
+ * section "--schedule balanced" below (run_balanced) for the details.
+ *
+ * The other schedules (the forms of paper 000, and the DSM form before
+ * balanced): the particles live in arrays kept sorted by cell (column
  * major), re-sorted every step by a stable counting sort, so that the
  * particles of a column of cells are contiguous.  Columns are shared out
  * by '#pragma omp for schedule(runtime)' over the columns in the pair-list
@@ -481,34 +494,50 @@ static void run_fused(long steps, double *t_sort, double *t_force)
 /* --- --schedule balanced: fixed column blocks, storage per block -------- */
 
 /* Thread t owns the columns [lo, hi) of block t for the whole run (bcol
- * holds the nthr + 1 boundaries, chosen once by balance_blocks).  Its
- * particles live in a storage of the block's own: every array below is a
- * region of whole 64 KiB (aligned_alloc), allocated and first touched by
- * the owner, so under the DSM it is homed on the owner's rank and no page
- * is written by two threads.  Two layouts alternate (index L, flipped by
- * each step's sort), and the positions also alternate between Runge-Kutta
- * stages (a stage reads one buffer and writes the other), so a thread may
- * write while its neighbours still read what it wrote before: one barrier
- * per stage and one for the sort, 5 a step.
+ * holds the nthr + 1 boundaries, chosen once by balance_blocks from the
+ * initial state: equal shares of the force computations, at least two
+ * columns a block).  Its particles live in a storage of the block's own:
+ * every array below is a region of whole 64 KiB (aligned_alloc), allocated
+ * and first touched by the owner, so under the DSM it is homed on the
+ * owner's rank and no page is written by two threads.
  *
- * What a thread reads of another block: the first or last column of its
- * neighbours (the "halo") - the cell starts of that column, its positions
- * at every stage, and, in the sort, its particles' new cells, velocities
- * and ids (to take in those that crossed into its columns).  A particle
- * moves less than 0.05 a step (cells are 3.1 wide), so it can only cross
- * into the next column; stage 3 checks that.
+ * A step is four barrier intervals, one per Runge-Kutta stage:
+ *  - stage 0 starts with the sort: each thread builds its new layout
+ *    (a stable counting sort by cell of its particles and of those that
+ *    crossed in from the neighbours' edge columns, in the global order, so
+ *    the sequential sort's order) in the other of two particle arrays
+ *    (st[L] old, st[L ^ 1] new), and its "view": its own particles between
+ *    a halo column on each side (the neighbours' new edge columns, which it
+ *    sorts itself from their two old edge columns and its own, exactly as
+ *    they do); then its pair list, then the forces of stage 0;
+ *  - stages 1 to 3 read the halo positions the neighbours wrote in the
+ *    stage before, from their position buffers (pos[0] after stages 0 and
+ *    2, pos[1] after stage 1) at the offsets of their new layouts;
+ *  - stage 3 writes the step's final state into st[L ^ 1] (the next
+ *    step's old layout) with each particle's new cell.
+ * A thread writes only a buffer its neighbours do not read in the same
+ * interval, so no other barrier is needed: 4 a step.
+ *
+ * What a thread reads of another block: the neighbours' cell starts and
+ * their two edge columns of particles (the sort), and their edge column's
+ * positions in stages 1 to 3.  A particle moves less than 0.05 a step
+ * (cells are 3.1 wide), so it can only cross into the next column: stage 3
+ * checks that (and the halo sizes are checked against the neighbours'
+ * layouts).
  *
  * Forces: a thread's pair list is the sequential list (spam_sort_cell,
  * cell by cell) restricted to the pairs with at least one of its own
  * particles, in the same order; so a pair across a block edge is computed
- * by both sides, and each thread adds the pair's force only to its own
- * particles (it adds into halo slots too, which nobody reads).  No
- * critical, no reduction; each particle's force is summed in the same
- * order as in the sequential form, so the results are bit-identical. */
+ * by both sides (and counted in both threads' force computations), and
+ * each thread adds the pair's force only to its own particles (it adds
+ * into halo slots too, which nobody reads).  No critical, no reduction;
+ * each particle's force is summed in the same order as in the sequential
+ * form, so the results are bit-identical to it. */
+struct bst { double x, y, vx, vy; long id, cell; };
 struct blk {
     int lo, hi;                 /* columns [lo, hi) */
-    struct pos *pos[2];         /* positions in cell order: two buffers */
-    struct state *st[2];        /* velocities, id, cell (after stage 3) */
+    struct pos *pos[2];         /* positions of stages 0 and 2 / 1 (new layout) */
+    struct bst *st[2];          /* the particles, in the old / new layout */
     long *cs[2];                /* cell starts, (hi - lo) * ncy + 1 (last: count) */
 };
 static struct blk **bk;         /* per thread, written once by its owner */
@@ -556,10 +585,10 @@ static void balance_blocks(const long *order, const double *ix, const double *iy
     bcol[nthr] = g.ncx;
     for (t = 1; t < nthr; t++) {
         /* the column boundary closest to the t-th share */
-        c = bcol[t - 1] + 1;
-        while (c < g.ncx - (nthr - t) && w[c + 1] <= tot * t / nthr)
+        c = bcol[t - 1] + 2;
+        while (c < g.ncx - 2 * (nthr - t) && w[c + 1] <= tot * t / nthr)
             c++;
-        if (c < g.ncx - (nthr - t) && tot * t / nthr - w[c] > w[c + 1] - tot * t / nthr)
+        if (c < g.ncx - 2 * (nthr - t) && tot * t / nthr - w[c] > w[c + 1] - tot * t / nthr)
             c++;
         bcol[t] = c;
     }
@@ -593,6 +622,44 @@ static void list_cell_view(int vc, int r, int ncol, const long *vcs, struct spam
     }
 }
 
+/* Fill the view's halo column (cells [c0, c0 + ny) of the new layout) from
+ * the particles of src[0..n0) and then src1[0..n1) (the old layouts, in
+ * that global order), keeping the order: the neighbour's stable sort does
+ * the same, so the halo is its new column particle for particle.  Writes
+ * the positions to vp and the cell starts (from base) to vcs; returns the
+ * count. */
+static long halo_column(long c0, const struct bst *src0, long n0, const struct bst *src1, long n1,
+                        long base, struct pos *vp, long *vcs, long *h)
+{
+    int ny = g.ncy, r;
+    long k, sum = 0;
+    for (r = 0; r < ny; r++)
+        h[r] = 0;
+    for (k = 0; k < n0; k++)
+        if (src0[k].cell >= c0 && src0[k].cell < c0 + ny)
+            h[src0[k].cell - c0]++;
+    for (k = 0; k < n1; k++)
+        if (src1[k].cell >= c0 && src1[k].cell < c0 + ny)
+            h[src1[k].cell - c0]++;
+    for (r = 0; r < ny; r++) {
+        long x = h[r];
+        vcs[r] = base + sum;
+        h[r] = sum;
+        sum += x;
+    }
+    for (k = 0; k < n0; k++)
+        if (src0[k].cell >= c0 && src0[k].cell < c0 + ny) {
+            struct pos *d = &vp[h[src0[k].cell - c0]++];
+            d->x = src0[k].x; d->y = src0[k].y;
+        }
+    for (k = 0; k < n1; k++)
+        if (src1[k].cell >= c0 && src1[k].cell < c0 + ny) {
+            struct pos *d = &vp[h[src1[k].cell - c0]++];
+            d->x = src1[k].x; d->y = src1[k].y;
+        }
+    return sum;
+}
+
 static void run_balanced(long steps, double *t_sort, double *t_force)
 {
     double ts = 0.0, tf = 0.0;
@@ -606,54 +673,114 @@ static void run_balanced(long steps, double *t_sort, double *t_force)
         long nlc = (long)ncol * ny, cbase = (long)b->lo * ny;
         long lnc = lb ? (long)(lb->hi - lb->lo) * ny : 0;
         unsigned long long cnt = 0, cross = 0;
-        double t0 = 0.0, t1 = 0.0, t2 = 0.0;
+        double t0 = 0.0, t1 = 0.0;
         long st, k;
 
         for (st = 0; st < steps; st++) {
-            long nown = b->cs[L][nlc], lcs0 = 0, nl = 0, nr = 0, nv, c;
+            /* Old layout L (positions at the step's start in st[L]), new
+             * layout L ^ 1. */
+            const struct bst *os = b->st[L];
+            struct bst *ns = b->st[L ^ 1];
+            const struct bst *ls = lb ? lb->st[L] : NULL, *rs = rb ? rb->st[L] : NULL;
+            long *ncs = b->cs[L ^ 1], *h = me->hist, *vcs = me->vcs;
+            long onown = b->cs[L][nlc], lA = 0, lB = 0, lE = 0, rB = 0, rE = 0;
+            long nl = 0, nown, nr = 0, nv, c, sum;
+            struct pos *vp = me->vp;
             int r;
 #pragma omp master
             t0 = omp_get_wtime();
-            /* The view of layout L: halo columns and own cells. */
             if (lb) {
-                lcs0 = lb->cs[L][lnc - ny];
-                nl = lb->cs[L][lnc] - lcs0;
+                lA = lb->cs[L][lnc - 2 * ny];   /* its column lo - 2 */
+                lB = lb->cs[L][lnc - ny];       /* its column lo - 1 */
+                lE = lb->cs[L][lnc];
+            }
+            if (rb) {
+                rB = rb->cs[L][ny];             /* end of its column hi */
+                rE = rb->cs[L][2 * ny];         /* end of column hi + 1 */
+            }
+            /* The left halo: the new column lo - 1, from the old columns
+             * lo - 2, lo - 1 (the left block's) and lo (its own). */
+            if (lb)
+                nl = halo_column(cbase - ny, ls + lA, lE - lA, os, b->cs[L][ny], 0, vp, vcs, h);
+            else
                 for (r = 0; r < ny; r++)
-                    me->vcs[r] = lb->cs[L][lnc - ny + r] - lcs0;
+                    vcs[r] = 0;
+            /* The new layout of its own columns: the particles that crossed
+             * in from the left block's last column, its own that stayed,
+             * those from the right block's first column - the global old
+             * order, so that the sort is the sequential stable sort. */
+            memset(h, 0, nlc * sizeof *h);
+            for (k = lB; k < lE; k++)
+                if (ls[k].cell >= cbase)
+                    h[ls[k].cell - cbase]++;
+            for (k = 0; k < onown; k++)
+                if (os[k].cell >= cbase && os[k].cell < cbase + nlc)
+                    h[os[k].cell - cbase]++;
+            for (k = 0; k < rB; k++)
+                if (rs[k].cell < cbase + nlc)
+                    h[rs[k].cell - cbase]++;
+            for (c = 0, sum = 0; c < nlc; c++) {
+                long x = h[c];
+                ncs[c] = h[c] = sum;
+                vcs[ny + c] = nl + sum;
+                sum += x;
+            }
+            ncs[nlc] = nown = sum;
+            for (k = lB; k < lE; k++)
+                if (ls[k].cell >= cbase)
+                    ns[h[ls[k].cell - cbase]++] = ls[k];
+            for (k = 0; k < onown; k++)
+                if (os[k].cell >= cbase && os[k].cell < cbase + nlc)
+                    ns[h[os[k].cell - cbase]++] = os[k];
+            for (k = 0; k < rB; k++)
+                if (rs[k].cell < cbase + nlc)
+                    ns[h[rs[k].cell - cbase]++] = rs[k];
+            for (k = 0; k < nown; k++) {
+                vp[nl + k].x = ns[k].x;
+                vp[nl + k].y = ns[k].y;
+            }
+            /* The right halo: the new column hi, from the old columns
+             * hi - 1 (its own), hi and hi + 1 (the right block's). */
+            if (rb) {
+                long a = b->cs[L][nlc - ny];
+                nr = halo_column(cbase + nlc, os + a, onown - a, rs, rE, nl + nown, vp + nl + nown,
+                                 vcs + ny + nlc, h);
             } else {
                 for (r = 0; r < ny; r++)
-                    me->vcs[r] = 0;
+                    vcs[ny + nlc + r] = nl + nown;
             }
-            for (c = 0; c < nlc; c++)
-                me->vcs[ny + c] = nl + b->cs[L][c];
-            for (r = 0; r < ny; r++)
-                me->vcs[ny + nlc + r] = nl + nown + (rb ? rb->cs[L][r] : 0);
-            if (rb)
-                nr = rb->cs[L][ny];
             nv = nl + nown + nr;
-            me->vcs[2 * ny + nlc] = nv;
+            vcs[2 * ny + nlc] = nv;
             me->pl.n = 0;
             for (c = 0; c < ncol + 2; c++)
                 for (r = 0; r < ny; r++)
-                    list_cell_view((int)c, r, ncol, me->vcs, &me->pl);
-            memcpy(me->vp + nl, b->pos[L], nown * sizeof *me->vp);
+                    list_cell_view((int)c, r, ncol, vcs, &me->pl);
 #pragma omp master
             {
                 t1 = omp_get_wtime();
                 ts += t1 - t0;
             }
             for (s = 0; s < 4; s++) {
-                int a = (s & 1) ? L ^ 1 : L;   /* this stage's positions */
                 const struct spam_pair *p = me->pl.p;
                 long np = (long)me->pl.n, hi = nl + nown;
-                struct pos *vp = me->vp, *out = b->pos[a ^ 1];
                 struct force *f = me->vf;
-                struct state *sq = b->st[L];
 
-                if (nl)
-                    memcpy(vp, lb->pos[a] + lcs0, nl * sizeof *vp);
-                if (nr)
-                    memcpy(vp + hi, rb->pos[a], nr * sizeof *vp);
+                /* Stage 0 has the halo from the sort; stage s > 0 reads
+                 * what the neighbours wrote in stage s - 1 (buffer
+                 * (s - 1) & 1), in their new layouts. */
+                if (s > 0 && lb) {
+                    long off = lb->cs[L ^ 1][lnc - ny];
+                    if (s == 1 && lb->cs[L ^ 1][lnc] - off != nl)
+                        obench_fatal("thread %d: left halo of %ld particles, not %ld", t, nl,
+                                     lb->cs[L ^ 1][lnc] - off);
+                    memcpy(vp, lb->pos[(s - 1) & 1] + off, nl * sizeof *vp);
+                }
+                if (s > 0 && rb) {
+                    if (s == 1 && rb->cs[L ^ 1][ny] != nr)
+                        obench_fatal("thread %d: right halo of %ld particles, not %ld", t, nr,
+                                     rb->cs[L ^ 1][ny]);
+                    memcpy(vp + hi, rb->pos[(s - 1) & 1], nr * sizeof *vp);
+                }
                 memset(f, 0, nv * sizeof *f);
                 for (k = 0; k < np; k++) {
                     int32_t i = p[k].i, j = p[k].j;
@@ -675,91 +802,30 @@ static void run_balanced(long steps, double *t_sort, double *t_force)
                     struct pos *v = &vp[nl + k];
                     if (s == 0) {
                         q->s0[0] = v->x; q->s0[1] = v->y;
-                        q->s0[2] = q->v[0] = sq[k].vx;
-                        q->s0[3] = q->v[1] = sq[k].vy;
+                        q->s0[2] = q->v[0] = ns[k].vx;
+                        q->s0[3] = q->v[1] = ns[k].vy;
                     }
                     spam_rk_stage(s, &v->x, &v->y, &q->v[0], &q->v[1], q->s0, q->acc,
                                   f[nl + k].x, f[nl + k].y);
-                    if (s == 3) {
-                        int cell, oc = (int)(sq[k].cell / ny);
+                    if (s < 3) {
+                        b->pos[s & 1][k] = *v;
+                    } else {
+                        int cell, oc = (int)(ns[k].cell / ny);
                         spam_boundary(&g, &v->x, &v->y, &q->v[0]);
-                        sq[k].vx = q->v[0];
-                        sq[k].vy = q->v[1];
                         cell = spam_cell_of(&g, v->x, v->y);
                         if (cell / ny > oc + 1 || cell / ny < oc - 1)
                             obench_fatal("particle %ld moved from column %d to %d in one step;"
                                          " --schedule balanced assumes at most one",
-                                         sq[k].id, oc, cell / ny);
-                        sq[k].cell = cell;
+                                         ns[k].id, oc, cell / ny);
+                        ns[k].x = v->x; ns[k].y = v->y;
+                        ns[k].vx = q->v[0]; ns[k].vy = q->v[1];
+                        ns[k].cell = cell;
                     }
-                    out[k] = *v;
                 }
 #pragma omp barrier
             }
 #pragma omp master
-            t2 = omp_get_wtime();
-            /* The sort into layout L ^ 1: the particles that crossed in
-             * from the left block's last column, its own that stayed, those
-             * from the right block's first column - the global order, so
-             * that the sort stays the sequential stable sort. */
-            {
-                long *h = me->hist, *ncs = b->cs[L ^ 1], sum = 0;
-                struct pos *np_ = b->pos[L ^ 1];
-                struct state *ns = b->st[L ^ 1];
-                memset(h, 0, nlc * sizeof *h);
-                for (k = 0; k < nl; k++) {
-                    long cc = lb->st[L][lcs0 + k].cell - cbase;
-                    if (cc >= 0)
-                        h[cc]++;
-                }
-                for (k = 0; k < nown; k++) {
-                    long cc = b->st[L][k].cell - cbase;
-                    if (cc >= 0 && cc < nlc)
-                        h[cc]++;
-                }
-                for (k = 0; k < nr; k++) {
-                    long cc = rb->st[L][k].cell - cbase;
-                    if (cc < nlc)
-                        h[cc]++;
-                }
-                for (c = 0; c < nlc; c++) {
-                    long x = h[c];
-                    ncs[c] = h[c] = sum;
-                    sum += x;
-                }
-                ncs[nlc] = sum;
-                for (k = 0; k < nl; k++) {
-                    long cc = lb->st[L][lcs0 + k].cell - cbase;
-                    if (cc >= 0) {
-                        long d = h[cc]++;
-                        np_[d] = lb->pos[L][lcs0 + k];
-                        ns[d] = lb->st[L][lcs0 + k];
-                    }
-                }
-                for (k = 0; k < nown; k++) {
-                    long cc = b->st[L][k].cell - cbase;
-                    if (cc >= 0 && cc < nlc) {
-                        long d = h[cc]++;
-                        np_[d] = b->pos[L][k];
-                        ns[d] = b->st[L][k];
-                    }
-                }
-                for (k = 0; k < nr; k++) {
-                    long cc = rb->st[L][k].cell - cbase;
-                    if (cc < nlc) {
-                        long d = h[cc]++;
-                        np_[d] = rb->pos[L][k];
-                        ns[d] = rb->st[L][k];
-                    }
-                }
-            }
-#pragma omp barrier
-#pragma omp master
-            {
-                double t3 = omp_get_wtime();
-                tf += t2 - t1;
-                ts += t3 - t2;
-            }
+            tf += omp_get_wtime() - t1;
             L ^= 1;
         }
         me->forces += cnt;
@@ -795,8 +861,8 @@ static void setup_block(struct thr *me, const long *order, const double *ix, con
         b->cs[0][c] = cstart[(long)b->lo * g.ncy + c] - g0;
     for (k = 0; k < nown; k++) {
         long j = order[g0 + k];
-        b->pos[0][k].x = ix[j];
-        b->pos[0][k].y = iy[j];
+        b->st[0][k].x = ix[j];
+        b->st[0][k].y = iy[j];
         b->st[0][k].vx = ivx[j];
         b->st[0][k].vy = ivy[j];
         b->st[0][k].id = j;
@@ -912,8 +978,8 @@ int main(int argc, char **argv)
     spam_geom_init(&g, opt_particles);
     n = g.n;
     ncell = (long)g.ncx * g.ncy;
-    if (balanced && g.ncx < nthr)
-        obench_fatal("--schedule balanced needs a column of cells per thread (%d columns,"
+    if (balanced && g.ncx < 2 * nthr)
+        obench_fatal("--schedule balanced needs two columns of cells per thread (%d columns,"
                      " %d threads): use --schedule cyclic", g.ncx, nthr);
     printf("spam_omp: %ld particles, %.1f x %.0f, %d x %d cells, %ld steps, %d threads, runtime %s,"
            " force %s, schedule %s, sorting %s\n", n, g.lx, g.ly, g.ncx, g.ncy, opt_steps, nthr,
@@ -969,7 +1035,7 @@ int main(int argc, char **argv)
             long nb = b->cs[L][(long)(b->hi - b->lo) * g.ncy];
             for (i = 0; i < nb; i++) {
                 long k = b->st[L][i].id;
-                ix[k] = b->pos[L][i].x; iy[k] = b->pos[L][i].y;
+                ix[k] = b->st[L][i].x; iy[k] = b->st[L][i].y;
                 ivx[k] = b->st[L][i].vx; ivy[k] = b->st[L][i].vy;
             }
             got += nb;
