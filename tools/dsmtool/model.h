@@ -12,6 +12,8 @@
 
 enum { LINK_NONE = 0, LINK_SHARED, LINK_NIC };
 enum { COMPUTE_WALL = 0, COMPUTE_CPU };
+enum { XFER_TO_COMM = 0, XFER_TO_WAITER = 1 };
+#define MODEL_NTYPES 16             /* message types (libdsm/wire.h) + 1 */
 
 struct model {
     char   name[64];
@@ -30,6 +32,13 @@ struct model {
     int    cores;          /* cores per host for compute=cpu (0: one per rank) */
     int    ranks_per_host; /* 0: as in the trace */
     int    service_any;    /* service_at = any: waiting threads pay service_us too */
+    /* Measured per message type (xfer_us.TYPE, xfer_wait_us.TYPE): from a
+     * SEND to its RECV at an idle receiver, a communication thread or a
+     * thread receiving in its own wait; 0: latency, bytes and service_us. */
+    double xfer_us[2][MODEL_NTYPES];
+    double bg_threads;     /* runnable threads of other programs per host (compute = cpu) */
+    int    bg_from_trace;  /* bg_threads = trace: from the trace's CPU/wall */
+    int    costs_from_trace; /* costs = trace: xfer and wake from the replayed trace */
 };
 
 void model_defaults(struct model *m);
@@ -38,5 +47,7 @@ int  model_load(struct model *m, const char *path, char *err, size_t errlen);
 /* Set one key from "key=value".  0, or -1 with err set. */
 int  model_set(struct model *m, const char *kv, char *err, size_t errlen);
 void model_print(const struct model *m, FILE *out);
+/* The message type called name (PAGE_REQ ...), or -1. */
+int  model_msg_type(const char *name);
 
 #endif

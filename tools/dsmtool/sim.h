@@ -36,6 +36,12 @@ void sim_measured(const struct tr_trace *t, struct sim_result *out);
 int  sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *out,
              char *err, size_t errlen);
 void sim_result_free(struct sim_result *r);
+/* Measure this machine's costs in trace t into m: xfer_us and
+ * xfer_wait_us per message type (mean send-to-receive time at idle
+ * receivers), wake_us (mean wake-up of a sleeping waiter); with log, say
+ * what was measured, and with m->cores > 0 each host's other load
+ * (bg_threads), as "# " lines.  0, or -1 out of memory. */
+int  sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log);
 
 
 
