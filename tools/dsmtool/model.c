@@ -79,6 +79,12 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         else return fail(err, errlen, "costs = %s: choose model or trace", v);
         return 0;
     }
+    if (!strcmp(k, "contention")) {
+        if (!strcmp(v, "none")) m->contention_from_trace = 0;
+        else if (!strcmp(v, "trace")) m->contention_from_trace = 1;
+        else return fail(err, errlen, "contention = %s: choose none or trace", v);
+        return 0;
+    }
     if (!strcmp(k, "bg_threads") && !strcmp(v, "trace")) {
         m->bg_from_trace = 1;
         return 0;
@@ -136,7 +142,7 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
     }
     return fail(err, errlen, "unknown key '%s' (known: name, send_us, recv_us, latency_us, "
                 "byte_ns, bandwidth_mbs, self_us, service_us, wake_us, fault_us, cpu_factor, "
-                "net_factor, link, compute, cores, ranks_per_host, service_at, bg_threads, costs, "
+                "net_factor, link, compute, cores, ranks_per_host, service_at, bg_threads, costs, contention, "
                 "xfer_us.TYPE, xfer_wait_us.TYPE)", k);
 }
 
@@ -198,6 +204,8 @@ void model_print(const struct model *m, FILE *out)
         fprintf(out, "bg_threads = %.3f\n", m->bg_threads);
     if (m->costs_from_trace)
         fprintf(out, "costs = trace\n");
+    if (m->contention_from_trace)
+        fprintf(out, "contention = trace\n");
     for (int w = 0; w < 2; w++)
         for (int ty = 1; ty < MODEL_NTYPES; ty++)
             if (m->xfer_us[w][ty] > 0)

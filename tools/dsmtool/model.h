@@ -39,6 +39,7 @@ struct model {
     double bg_threads;     /* runnable threads of other programs per host (compute = cpu) */
     int    bg_from_trace;  /* bg_threads = trace: from the trace's CPU/wall */
     int    costs_from_trace; /* costs = trace: xfer and wake from the replayed trace */
+    int    contention_from_trace; /* contention = trace: scale them to the trace's */
 };
 
 void model_defaults(struct model *m);

@@ -262,10 +262,12 @@ static void compute_ratios(struct sim *s)
 /* Mean send-to-receive time per message type at idle receivers, and the
  * mean wake-up of a sleeping waiter, from the trace's own clock (all ranks
  * of one host share it; across hosts the alignment error is in it). */
-static void trace_costs(const struct sim *s, struct model *m, FILE *log)
+static void trace_costs(const struct sim *s, struct model *m, FILE *log,
+                        long n[2][MODEL_NTYPES], long *nwake)
 {
     double sum[2][MODEL_NTYPES] = { { 0 } }, wsum = 0;
-    long n[2][MODEL_NTYPES] = { { 0 } }, wn = 0;
+    long wn = 0;
+    memset(n, 0, 2 * MODEL_NTYPES * sizeof n[0][0]);
     for (int i = 0; i < s->nthr; i++) {
         const struct thr *h = &s->thr[i];
         int comm = h->th->role == DSM_TR_ROLE_COMM, in_handler = 0, in_wait = 0;
@@ -310,6 +312,7 @@ static void trace_costs(const struct sim *s, struct model *m, FILE *log)
                             tr_msg_name(ty), w ? "to a waiting thread" : "to a comm thread",
                             n[w][ty], m->xfer_us[w][ty]);
             }
+    *nwake = wn;
     if (wn) {
         m->wake_us = wsum / (double)wn * 1e-3;
         if (log)
@@ -789,8 +792,36 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     compute_ratios(&s);
     s.mm = *m;
     s.m = &s.mm;
-    if (m->costs_from_trace)
-        sim_trace_costs(t, &s.mm, NULL);
+    if (m->costs_from_trace || m->contention_from_trace) {
+        struct model mt = *m;
+        long cnt[2][MODEL_NTYPES], wn;
+        trace_costs(&s, &mt, NULL, cnt, &wn);
+        if (m->costs_from_trace) {
+            memcpy(s.mm.xfer_us, mt.xfer_us, sizeof mt.xfer_us);
+            s.mm.wake_us = mt.wake_us;
+        } else {
+            /* One factor for the whole run: how much longer than in the
+             * model the trace's idle receives and wake-ups took, weighted
+             * by how often each happened. */
+            double tr = 0, md = 0;
+            for (int w = 0; w < 2; w++)
+                for (int ty = 1; ty < MODEL_NTYPES; ty++)
+                    if (cnt[w][ty] && m->xfer_us[w][ty] > 0) {
+                        tr += (double)cnt[w][ty] * mt.xfer_us[w][ty];
+                        md += (double)cnt[w][ty] * m->xfer_us[w][ty];
+                    }
+            if (wn && m->wake_us > 0) {
+                tr += (double)wn * mt.wake_us;
+                md += (double)wn * m->wake_us;
+            }
+            double k = md > 0 ? tr / md : 1;
+            for (int w = 0; w < 2; w++)
+                for (int ty = 1; ty < MODEL_NTYPES; ty++)
+                    s.mm.xfer_us[w][ty] *= k;
+            s.mm.wake_us *= k;
+            out->contention = k;
+        }
+    }
     if (setup_hosts(&s)) {
         snprintf(err, errlen, "out of memory for the replay");
         return -1;
@@ -885,7 +916,8 @@ int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log)
         free(s.dep);
         return -1;
     }
-    trace_costs(&s, m, log);
+    long cnt[2][MODEL_NTYPES], wn;
+    trace_costs(&s, m, log, cnt, &wn);
     if (log && m->cores > 0 && !setup_hosts(&s)) {
         for (int h = 0; h < s.nhost; h++) {
             double u = 1, bg = host_bg(&s, h, &u);

@@ -27,6 +27,7 @@ struct sim_result {
     int nranks;
     struct sim_rank *r;
     long events, unmatched_recvs, unmatched_waits;
+    double contention;               /* contention = trace: the factor applied */
 };
 
 /* The same quantities from the trace as recorded (no model). */
