@@ -460,7 +460,7 @@ static void measured_xfer(const struct tr_trace *t)
     sim_result_free(&r);
     /* costs = trace: the trace's own 100 us each way: the traced 300 us */
     model_defaults(&m);
-    sim_trace_costs(t, &m, NULL);
+    sim_trace_costs(t, &m, NULL, NULL, NULL);
     expect("trace costs: xfer_us.ATOMIC_REQ", m.xfer_us[XFER_TO_COMM][11], 100);
     expect("trace costs: xfer_wait_us.ATOMIC_REPLY", m.xfer_us[XFER_TO_WAITER][12], 100);
     model_defaults(&m);

@@ -889,7 +889,8 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     return 0;
 }
 
-int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log)
+int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
+                    long count[2][MODEL_NTYPES], long *nwake)
 {
     struct sim s;
     long ur = 0, uw = 0;
@@ -918,6 +919,10 @@ int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log)
     }
     long cnt[2][MODEL_NTYPES], wn;
     trace_costs(&s, m, log, cnt, &wn);
+    if (count)
+        memcpy(count, cnt, sizeof cnt);
+    if (nwake)
+        *nwake = wn;
     if (log && m->cores > 0 && !setup_hosts(&s)) {
         for (int h = 0; h < s.nhost; h++) {
             double u = 1, bg = host_bg(&s, h, &u);

@@ -41,8 +41,10 @@ void sim_result_free(struct sim_result *r);
  * xfer_wait_us per message type (mean send-to-receive time at idle
  * receivers), wake_us (mean wake-up of a sleeping waiter); with log, say
  * what was measured, and with m->cores > 0 each host's other load
- * (bg_threads), as "# " lines.  0, or -1 out of memory. */
-int  sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log);
+ * (bg_threads), as "# " lines; with count and nwake (may be NULL), how
+ * many receives and wake-ups each mean is over.  0, or -1 out of memory. */
+int  sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
+                     long count[2][MODEL_NTYPES], long *nwake);
 
 
 

@@ -388,19 +388,20 @@ int cmd_calibrate(int argc, char **argv)
         perror("open_memstream");
         return 1;
     }
+    long nr[2][MODEL_NTYPES], nb[2][MODEL_NTYPES] = { { 0 } }, wr = 0, wb = 0;
     fprintf(log, "# measured in the rmr trace %s:\n", rmr_tr);
-    sim_trace_costs(&t, &mr, log);
+    sim_trace_costs(&t, &mr, log, nr, &wr);
     struct tr_trace tb;
     if (bar_tr) {
         load_or_die(&tb, bar_tr);
         fprintf(log, "# measured in the barrier trace %s:\n", bar_tr);
-        sim_trace_costs(&tb, &mb, log);
+        sim_trace_costs(&tb, &mb, log, nb, &wb);
     }
+    /* Each mean from the trace that saw more of them. */
     for (int w = 0; w < 2; w++)
         for (int ty = 1; ty < MODEL_NTYPES; ty++)
-            m.xfer_us[w][ty] = mr.xfer_us[w][ty] > 0 && (ty <= 2 || !mb.xfer_us[w][ty]) ?
-                               mr.xfer_us[w][ty] : mb.xfer_us[w][ty];
-    m.wake_us = bar_tr ? mb.wake_us : mr.wake_us;
+            m.xfer_us[w][ty] = nr[w][ty] >= nb[w][ty] ? mr.xfer_us[w][ty] : mb.xfer_us[w][ty];
+    m.wake_us = wr >= wb ? mr.wake_us : mb.wake_us;
     m.service_us = 0;
     fclose(log);
     struct sim_result chk;
