@@ -29,7 +29,7 @@ struct model {
     double net_factor;     /* multiplies latency and byte_ns (sweep's axis) */
     int    link;           /* LINK_*: none, shared (one medium), nic (per node) */
     int    compute;        /* COMPUTE_*: which trace time a compute interval costs */
-    int    cores;          /* cores per host for compute=cpu (0: one per rank) */
+    int    cores;          /* cores per host, shared under compute=cpu (0: one per rank) */
     int    ranks_per_host; /* 0: as in the trace */
     int    service_any;    /* service_at = any: waiting threads pay service_us too */
     /* Measured per message type (xfer_us.TYPE, xfer_wait_us.TYPE): from a

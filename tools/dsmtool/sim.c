@@ -6,20 +6,27 @@
  *   - a RECV waits for its matching SEND's arrival: send time + send_us +
  *     (latency_us + bytes x byte_ns) x net_factor, with the link models'
  *     queueing; on an idle communication thread (with service_at = any
- *     also a thread receiving in a wait), service_us more;
+ *     also a thread receiving in a wait), service_us more; but with a
+ *     measured xfer_us / xfer_wait_us for its type, an idle receiver
+ *     takes it that long after the SEND instead;
  *     the receiver then spends recv_us;
  *   - a WAIT_END waits for the COMPLETE that ended it (the handling of the
  *     last reply), plus wake_us when another thread completed it;
  *   - a communication thread's SEND outside any handler (a deferred reply)
  *     waits for the latest event of its rank's other threads before it;
- *   - gaps outside the library are compute: cpu_factor x (wall, or thread
- *     CPU time x max(1, ranks per host / cores) with compute = cpu);
+ *   - gaps outside the library are compute: cpu_factor x wall, or with
+ *     compute = cpu cpu_factor x thread CPU time of work, which with
+ *     cores > 0 runs on the host's cores shared with its other computing
+ *     threads and bg_threads (processor sharing: struct host);
  *   - gaps inside the library, not waiting, are protocol work: cpu_factor x
  *     the traced gap; a fault adds fault_us.
  *   - idle gaps (before a RECV, inside a wait outside handlers) vanish.
  *
  * Threads are stepped in order of their current time (a heap), so links
- * are reserved in nearly time order.  Single-threaded.
+ * are reserved in nearly time order; a thread computing on shared cores
+ * leaves the heap until its host's pool says it is done.  With costs or
+ * contention = trace, the measured times come from the trace first
+ * (trace_costs).  Single-threaded.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -476,11 +483,10 @@ static double arrival(struct sim *s, int src, const struct dsm_trace_rec *send, 
     return start + lat + tx;
 }
 
-static double compute_scale(struct sim *s, const struct thr *h, size_t gid)
+static double compute_scale(struct sim *s, size_t gid)
 {
     const struct model *m = s->m;
     double f = m->cpu_factor;
-    (void)h;
     if (m->compute == COMPUTE_CPU)
         f *= s->ratio[gid];
     return f;
@@ -629,7 +635,7 @@ static int step(struct sim *s, int hi)
         if (d >= 0 && s->T[d] > T)
             T = s->T[d];
     } else if (!comm && h->depth == 0) {
-        double work = gap * compute_scale(s, h, gid);   /* compute */
+        double work = gap * compute_scale(s, gid);   /* compute */
         if (s->ps && work > 0) {
             /* Join the host's cores: it finishes when its CPU work is done
              * at the shared rate.  A thread replayed a little out of time
