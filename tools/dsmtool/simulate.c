@@ -144,6 +144,9 @@ int cmd_simulate(int argc, char **argv)
                    "lock %.4f, other %.4f)\n", i, pred.r[i].end - pred.r[i].start,
                    pred.r[i].b.compute, pred.r[i].b.fault, pred.r[i].b.barrier,
                    pred.r[i].b.lock, pred.r[i].b.atomic + pred.r[i].b.other);
+        if (c.m.contention_from_trace)
+            printf("contention = trace: the model's transfer and wake-up times x %.3f, as "
+                   "measured in this trace\n", pred.contention);
         if (pred.unmatched_recvs || pred.unmatched_waits)
             printf("warning: %ld receives and %ld waits had no matching send or reply "
                    "(replayed as traced)\n", pred.unmatched_recvs, pred.unmatched_waits);
