@@ -203,6 +203,19 @@ static void ping_pong(void)
     run(&t, &m, &r);
     expect("ping-pong: net_factor 0.5", r.run_s, 201.532e-6);
     sim_result_free(&r);
+    /* The same wait, but polling (no 0x40): poll_us 4 instead of wake_us 11. */
+    m.net_factor = 1;
+    m.poll_us = 4;
+    for (size_t k = 0; k < t.r[0].th[0].n; k++)
+        if (t.r[0].th[0].ev[k].kind == DSM_TR_WAIT_END)
+            t.r[0].th[0].ev[k].sub &= (uint8_t)~0x40;
+    run(&t, &m, &r);
+    expect("ping-pong: a polling waiter, poll_us 4", r.run_s, 204.564e-6);
+    sim_result_free(&r);
+    /* poll_us is measured like wake_us: 801 us (COMPLETE) to 900 us */
+    model_defaults(&m);
+    sim_trace_costs(&t, &m, NULL, NULL, NULL);
+    expect("ping-pong: measured poll_us", m.poll_us, 99);
     tr_free(&t);
 }
 

@@ -51,6 +51,7 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         { "self_us", offsetof(struct model, self_us) },
         { "service_us", offsetof(struct model, service_us) },
         { "wake_us", offsetof(struct model, wake_us) },
+        { "poll_us", offsetof(struct model, poll_us) },
         { "fault_us", offsetof(struct model, fault_us) },
         { "cpu_factor", offsetof(struct model, cpu_factor) },
         { "net_factor", offsetof(struct model, net_factor) },
@@ -141,7 +142,7 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         return 0;
     }
     return fail(err, errlen, "unknown key '%s' (known: name, send_us, recv_us, latency_us, "
-                "byte_ns, bandwidth_mbs, self_us, service_us, wake_us, fault_us, cpu_factor, "
+                "byte_ns, bandwidth_mbs, self_us, service_us, wake_us, poll_us, fault_us, cpu_factor, "
                 "net_factor, link, compute, cores, ranks_per_host, service_at, bg_threads, costs, contention, "
                 "xfer_us.TYPE, xfer_wait_us.TYPE)", k);
 }
@@ -198,6 +199,8 @@ void model_print(const struct model *m, FILE *out)
             m->link == LINK_SHARED ? "shared" : m->link == LINK_NIC ? "nic" : "none",
             m->compute == COMPUTE_CPU ? "cpu" : "wall", m->cores, m->ranks_per_host,
             m->service_any ? "any" : "comm");
+    if (m->poll_us > 0)
+        fprintf(out, "poll_us = %.3f\n", m->poll_us);
     if (m->bg_from_trace)
         fprintf(out, "bg_threads = trace\n");
     else if (m->bg_threads > 0)

@@ -23,7 +23,8 @@ struct model {
     double byte_ns;        /* transfer time per byte (1e3 / bandwidth in MB/s) */
     double self_us;        /* a message a rank sends itself (no network) */
     double service_us;     /* an idle communication thread notices a message */
-    double wake_us;        /* a thread waiting for a reply is woken */
+    double wake_us;        /* a thread asleep waiting for a reply is woken */
+    double poll_us;        /* a thread polling for a reply sees another's completion */
     double fault_us;       /* added per fault (trap, protection change) */
     double cpu_factor;     /* compute and protocol work: target time / traced time */
     double net_factor;     /* multiplies latency and byte_ns (sweep's axis) */

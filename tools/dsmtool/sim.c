@@ -11,7 +11,8 @@
  *     takes it that long after the SEND instead;
  *     the receiver then spends recv_us;
  *   - a WAIT_END waits for the COMPLETE that ended it (the handling of the
- *     last reply), plus wake_us when another thread completed it;
+ *     last reply), plus, when another thread completed it, wake_us if the
+ *     waiter slept and poll_us if it polled;
  *   - a communication thread's SEND outside any handler (a deferred reply)
  *     waits for the latest event of its rank's other threads before it;
  *   - gaps outside the library are compute: cpu_factor x wall, or with
@@ -270,10 +271,10 @@ static void compute_ratios(struct sim *s)
  * mean wake-up of a sleeping waiter, from the trace's own clock (all ranks
  * of one host share it; across hosts the alignment error is in it). */
 static void trace_costs(const struct sim *s, struct model *m, FILE *log,
-                        long n[2][MODEL_NTYPES], long *nwake)
+                        long n[2][MODEL_NTYPES], long nwake[2])
 {
-    double sum[2][MODEL_NTYPES] = { { 0 } }, wsum = 0;
-    long wn = 0;
+    double sum[2][MODEL_NTYPES] = { { 0 } }, wsum[2] = { 0, 0 };
+    long wn[2] = { 0, 0 };
     memset(n, 0, 2 * MODEL_NTYPES * sizeof n[0][0]);
     for (int i = 0; i < s->nthr; i++) {
         const struct thr *h = &s->thr[i];
@@ -293,13 +294,20 @@ static void trace_costs(const struct sim *s, struct model *m, FILE *log,
                     n[w][e->sub]++;
                 }
             }
-            if (e->kind == DSM_TR_WAIT_END && d >= 0 && (e->sub & 0x40) &&
+            if (e->kind == DSM_TR_WAIT_END && d >= 0 && k > 0 && !(e->sub & 0x80) &&
                 (d < (long)h->base || d >= (long)(h->base + h->th->n))) {
+                int slept = (e->sub & 0x40) != 0;
                 for (int j = 0; j < s->nthr; j++)
                     if (d >= (long)s->thr[j].base &&
                         d < (long)(s->thr[j].base + s->thr[j].th->n)) {
                         uint64_t tc = s->thr[j].th->ev[d - (long)s->thr[j].base].t;
-                        if (e->t >= tc) { wsum += (double)(e->t - tc); wn++; }
+                        /* only a waiter that was idle when the wait was
+                         * completed: one busy handling a message sees it
+                         * when done, and that work is replayed anyway */
+                        if (e->t >= tc && h->th->ev[k - 1].t <= tc) {
+                            wsum[!slept] += (double)(e->t - tc);
+                            wn[!slept]++;
+                        }
                         break;
                     }
             }
@@ -319,11 +327,18 @@ static void trace_costs(const struct sim *s, struct model *m, FILE *log,
                             tr_msg_name(ty), w ? "to a waiting thread" : "to a comm thread",
                             n[w][ty], m->xfer_us[w][ty]);
             }
-    *nwake = wn;
-    if (wn) {
-        m->wake_us = wsum / (double)wn * 1e-3;
+    nwake[0] = wn[0];
+    nwake[1] = wn[1];
+    if (wn[0]) {
+        m->wake_us = fmax(wsum[0] / (double)wn[0] * 1e-3, 1e-3);
         if (log)
-            fprintf(log, "# wake-up of a sleeping waiter: %ld, mean %.1f us\n", wn, m->wake_us);
+            fprintf(log, "# wake-up of a sleeping waiter: %ld, mean %.1f us\n", wn[0], m->wake_us);
+    }
+    if (wn[1]) {
+        m->poll_us = fmax(wsum[1] / (double)wn[1] * 1e-3, 1e-3);
+        if (log)
+            fprintf(log, "# a polling waiter sees another thread's completion: %ld, mean %.1f us\n",
+                    wn[1], m->poll_us);
     }
 }
 
@@ -623,9 +638,10 @@ static int step(struct sim *s, int hi)
         T = h->cur;
         if (d >= 0) {
             double c = s->T[d];
-            /* asleep and woken by another thread: wake_us */
-            if ((e->sub & 0x40) && (d < (long)h->base || d >= (long)(h->base + h->th->n)))
-                c += m->wake_us * 1e3;
+            /* Completed by another thread: woken (wake_us) if it slept;
+             * if it polled, it notices at its next turn on a core (poll_us). */
+            if (!(e->sub & 0x80) && (d < (long)h->base || d >= (long)(h->base + h->th->n)))
+                c += ((e->sub & 0x40) ? m->wake_us : m->poll_us) * 1e3;
             if (c > T) T = c;
         } else {
             T = h->cur + gap;
@@ -800,11 +816,12 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     s.m = &s.mm;
     if (m->costs_from_trace || m->contention_from_trace) {
         struct model mt = *m;
-        long cnt[2][MODEL_NTYPES], wn;
-        trace_costs(&s, &mt, NULL, cnt, &wn);
+        long cnt[2][MODEL_NTYPES], wn[2];
+        trace_costs(&s, &mt, NULL, cnt, wn);
         if (m->costs_from_trace) {
             memcpy(s.mm.xfer_us, mt.xfer_us, sizeof mt.xfer_us);
             s.mm.wake_us = mt.wake_us;
+            s.mm.poll_us = mt.poll_us;
         } else {
             /* One factor for the whole run: how much longer than in the
              * model the trace's idle receives and wake-ups took, weighted
@@ -816,15 +833,20 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
                         tr += (double)cnt[w][ty] * mt.xfer_us[w][ty];
                         md += (double)cnt[w][ty] * m->xfer_us[w][ty];
                     }
-            if (wn && m->wake_us > 0) {
-                tr += (double)wn * mt.wake_us;
-                md += (double)wn * m->wake_us;
+            if (wn[0] && m->wake_us > 0) {
+                tr += (double)wn[0] * mt.wake_us;
+                md += (double)wn[0] * m->wake_us;
+            }
+            if (wn[1] && m->poll_us > 0) {
+                tr += (double)wn[1] * mt.poll_us;
+                md += (double)wn[1] * m->poll_us;
             }
             double k = md > 0 ? tr / md : 1;
             for (int w = 0; w < 2; w++)
                 for (int ty = 1; ty < MODEL_NTYPES; ty++)
                     s.mm.xfer_us[w][ty] *= k;
             s.mm.wake_us *= k;
+            s.mm.poll_us *= k;
             out->contention = k;
         }
     }
@@ -896,7 +918,7 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
 }
 
 int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
-                    long count[2][MODEL_NTYPES], long *nwake)
+                    long count[2][MODEL_NTYPES], long nwake[2])
 {
     struct sim s;
     long ur = 0, uw = 0;
@@ -923,12 +945,14 @@ int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
         free(s.dep);
         return -1;
     }
-    long cnt[2][MODEL_NTYPES], wn;
-    trace_costs(&s, m, log, cnt, &wn);
+    long cnt[2][MODEL_NTYPES], wn[2];
+    trace_costs(&s, m, log, cnt, wn);
     if (count)
         memcpy(count, cnt, sizeof cnt);
-    if (nwake)
-        *nwake = wn;
+    if (nwake) {
+        nwake[0] = wn[0];
+        nwake[1] = wn[1];
+    }
     if (log && m->cores > 0 && !setup_hosts(&s)) {
         for (int h = 0; h < s.nhost; h++) {
             double u = 1, bg = host_bg(&s, h, &u);
