@@ -2,13 +2,18 @@
  * sim_exact.c - dsmtool's replay on hand-made traces whose predicted times
  * are known exactly from the model (dsmtool(1), "THE REPLAY"):
  *   - compute only: the run time scales with cpu_factor, and with
- *     compute=cpu it is the thread CPU time times the factor, times
- *     ranks-per-host / cores when the host is oversubscribed;
+ *     compute=cpu it is the thread CPU time times the factor; with
+ *     bg_threads = trace it gives back the traced wall time;
+ *   - shared cores (processor sharing): two ranks on one core take twice
+ *     as long, unequal work and other programs' threads (bg_threads);
  *   - a ping-pong: rank 0 asks, rank 1's communication thread answers,
  *     rank 0's communication thread receives and wakes the waiter;
  *   - a barrier of two ranks through rank 0's communication thread;
  *   - a shared link serialises two transfers;
- *   - a waiting thread that receives its own reply, under both service_at.
+ *   - a waiting thread that receives its own reply, under both service_at,
+ *     with measured transfer times (xfer_us, xfer_wait_us), and with
+ *     costs = trace, which measures them in the trace and gives back the
+ *     traced run time.
  * The traces go through tr_write and tr_load (the file round trip), then
  * sim_run.  One process, no MPI.  Exit 0 pass, 1 fail.
  */
@@ -39,6 +44,9 @@ static void ev(struct th *t, uint64_t time, int kind, int sub, int peer, uint64_
 
 /* Write ranks rk[0..n) (thread 0 application, thread 1 communication if it
  * has events) under prefix and load them back. */
+static int one_host;         /* save_load: all ranks on one host */
+static void measured_xfer(const struct tr_trace *t);
+
 static void save_load(const char *name, struct rk *rk, int n, struct tr_trace *t)
 {
     char prefix[512], path[600], err[256];
@@ -50,7 +58,7 @@ static void save_load(const char *name, struct rk *rk, int n, struct tr_trace *t
         h.version = DSM_TRACE_VERSION; h.endian = DSM_TRACE_ENDIAN;
         h.hdr_size = sizeof h; h.rec_size = sizeof(struct dsm_trace_rec);
         h.rank = i; h.nodes = n; h.page_size = 16384; h.t_sync = 0;
-        snprintf(h.host, sizeof h.host, "host%d", i);   /* one rank per host */
+        snprintf(h.host, sizeof h.host, "host%d", one_host ? 0 : i);  /* one rank per host */
         struct dsm_trace_rec *recs[2] = { rk[i].t[0].r, rk[i].t[1].r };
         size_t counts[2] = { rk[i].t[0].n, rk[i].t[1].n };
         for (size_t k = 0; k < counts[0]; k++) recs[0][k].tid = 0;
@@ -122,9 +130,17 @@ static void compute_only(void)
     expect("compute: cpu time x 3", r.run_s, 0.018);
     sim_result_free(&r);
     m.cores = 2;
-    m.ranks_per_host = 4;       /* 4 ranks share 2 cores: each gets half */
+    m.ranks_per_host = 4;       /* alone on its 2 cores: no sharing */
     run(&t, &m, &r);
-    expect("compute: cpu time x 3 x 4/2 cores", r.run_s, 0.036);
+    expect("compute: cpu time x 3, alone on 2 cores", r.run_s, 0.018);
+    sim_result_free(&r);
+    /* bg_threads = trace: it got 6 of 10 ms, so on 2 cores 2/0.6 - 1 other
+     * threads ran; replayed on those cores it takes its wall time again. */
+    m.cpu_factor = 1;
+    m.ranks_per_host = 0;
+    m.bg_from_trace = 1;
+    run(&t, &m, &r);
+    expect("compute: bg_threads = trace gives back the wall time", r.run_s, 0.010);
     sim_result_free(&r);
     tr_free(&t);
 }
@@ -187,6 +203,19 @@ static void ping_pong(void)
     run(&t, &m, &r);
     expect("ping-pong: net_factor 0.5", r.run_s, 201.532e-6);
     sim_result_free(&r);
+    /* The same wait, but polling (no 0x40): poll_us 4 instead of wake_us 11. */
+    m.net_factor = 1;
+    m.poll_us = 4;
+    for (size_t k = 0; k < t.r[0].th[0].n; k++)
+        if (t.r[0].th[0].ev[k].kind == DSM_TR_WAIT_END)
+            t.r[0].th[0].ev[k].sub &= (uint8_t)~0x40;
+    run(&t, &m, &r);
+    expect("ping-pong: a polling waiter, poll_us 4", r.run_s, 204.564e-6);
+    sim_result_free(&r);
+    /* poll_us is measured like wake_us: 801 us (COMPLETE) to 900 us */
+    model_defaults(&m);
+    sim_trace_costs(&t, &m, NULL, NULL, NULL);
+    expect("ping-pong: measured poll_us", m.poll_us, 99);
     tr_free(&t);
 }
 
@@ -362,7 +391,96 @@ static void self_receive(void)
     run(&t, &m, &r);
     expect("self receive: service_at any", r.run_s, 134e-6);
     sim_result_free(&r);
+    measured_xfer(&t);
     tr_free(&t);
+}
+
+/* Processor sharing: two ranks on one host compute 6 ms and 2 ms of CPU
+ * from time 0 (traced wall 10 ms each).  compute = cpu:
+ *   cores 2: each has a core: run 6 ms;
+ *   cores 1: both at 1/2 until rank 1's 2 ms are done at 4 ms, then rank 0
+ *   alone does its last 4 ms: run 8 ms;
+ *   cores 1 with equal work (6 and 6 ms): 12 ms, twice the time alone;
+ *   cores 2, bg_threads 2: rate 2/4 = 1/2 for both until rank 1 is done
+ *   at 4 ms, then 2/3 for rank 0's last 4 ms: run 10 ms. */
+static void shared_cores(void)
+{
+    struct rk rk[2];
+    struct tr_trace t;
+    struct model m;
+    struct sim_result r;
+    for (int same = 0; same < 2; same++) {
+        memset(rk, 0, sizeof rk);
+        for (int i = 0; i < 2; i++) {
+            uint64_t cpu = (same || i == 0 ? 6000 : 2000) * US;
+            ev(&rk[i].t[0], 0, DSM_TR_THREAD, 0, -1, 0, 0);
+            ev(&rk[i].t[0], 0, DSM_TR_INIT, 0, -1, 0, 0);
+            ev(&rk[i].t[0], 10000 * US, DSM_TR_COMPUTE, 0, -1, 10000 * US, cpu);
+            ev(&rk[i].t[0], 10000 * US, DSM_TR_FINALIZE, 0, -1, 0, 0);
+        }
+        one_host = 1;
+        save_load(same ? "cores_same" : "cores", rk, 2, &t);
+        one_host = 0;
+        model_defaults(&m);
+        m.compute = COMPUTE_CPU;
+        if (!same) {
+            m.cores = 2;
+            run(&t, &m, &r);
+            expect("cores 2: run", r.run_s, 0.006);
+            sim_result_free(&r);
+            m.cores = 1;
+            run(&t, &m, &r);
+            expect("cores 1: run", r.run_s, 0.008);
+            expect("cores 1: rank 1 compute", r.r[1].b.compute, 0.004);
+            sim_result_free(&r);
+            m.cores = 2;
+            m.bg_threads = 2;
+            run(&t, &m, &r);
+            expect("cores 2, bg_threads 2: run", r.run_s, 0.010);
+            sim_result_free(&r);
+        } else {
+            m.cores = 1;
+            run(&t, &m, &r);
+            expect("cores 1, equal work: twice the time", r.run_s, 0.012);
+            sim_result_free(&r);
+            m.ranks_per_host = 1;   /* a host each: no sharing */
+            run(&t, &m, &r);
+            expect("cores 1, a host per rank", r.run_s, 0.006);
+            sim_result_free(&r);
+        }
+        tr_free(&t);
+    }
+}
+
+/* Measured transfer times (xfer_us, xfer_wait_us) on the self-receive
+ * trace of self_receive(): built there, replayed here. */
+static void measured_xfer(const struct tr_trace *t)
+{
+    struct model m;
+    struct sim_result r;
+    model_defaults(&m);
+    m.latency_us = 10;
+    m.service_us = 7;
+    /* the request reaches rank 1's idle comm thread 50 us after it is sent
+     * (instead of 10 + 7): 150; the reply reaches the waiter at 160 */
+    m.xfer_us[XFER_TO_COMM][11] = 50;
+    run(t, &m, &r);
+    expect("xfer_us.ATOMIC_REQ 50: run", r.run_s, 160e-6);
+    sim_result_free(&r);
+    m.xfer_us[XFER_TO_WAITER][12] = 30;
+    run(t, &m, &r);
+    expect("xfer_wait_us.ATOMIC_REPLY 30: run", r.run_s, 180e-6);
+    sim_result_free(&r);
+    /* costs = trace: the trace's own 100 us each way: the traced 300 us */
+    model_defaults(&m);
+    sim_trace_costs(t, &m, NULL, NULL, NULL);
+    expect("trace costs: xfer_us.ATOMIC_REQ", m.xfer_us[XFER_TO_COMM][11], 100);
+    expect("trace costs: xfer_wait_us.ATOMIC_REPLY", m.xfer_us[XFER_TO_WAITER][12], 100);
+    model_defaults(&m);
+    m.costs_from_trace = 1;
+    run(t, &m, &r);
+    expect("costs = trace: run", r.run_s, 300e-6);
+    sim_result_free(&r);
 }
 
 int main(void)
@@ -378,6 +496,7 @@ int main(void)
     barrier();
     shared_link();
     self_receive();
+    shared_cores();
     rmdir(dir);
     if (failures) {
         fprintf(stderr, "sim_exact: %d checks failed\n", failures);

@@ -26,7 +26,7 @@ static const char usage_text[] =
     "                                    run time as network and CPU speed vary\n"
     "  calibrate --pingpong FILE --rmr FILE --rmr-trace PREFIX\n"
     "            [--barrier FILE --barrier-trace PREFIX] [-o MODEL]\n"
-    "                                    fit this machine's model\n"
+    "                                    measure this machine's model\n"
     "  dump PREFIX                       every event as text: rank thread time_us kind\n"
     "                                    sub peer a b\n"
     "PREFIX is the DSM_TRACE value of the run (files PREFIX.0, PREFIX.1, ...).\n"

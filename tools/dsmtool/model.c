@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "tracefile.h"
 
 void model_defaults(struct model *m)
 {
@@ -50,9 +51,11 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         { "self_us", offsetof(struct model, self_us) },
         { "service_us", offsetof(struct model, service_us) },
         { "wake_us", offsetof(struct model, wake_us) },
+        { "poll_us", offsetof(struct model, poll_us) },
         { "fault_us", offsetof(struct model, fault_us) },
         { "cpu_factor", offsetof(struct model, cpu_factor) },
         { "net_factor", offsetof(struct model, net_factor) },
+        { "bg_threads", offsetof(struct model, bg_threads) },
     };
     if (!strcmp(k, "name")) {
         snprintf(m->name, sizeof m->name, "%s", v);
@@ -69,6 +72,35 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         if (!strcmp(v, "comm")) m->service_any = 0;
         else if (!strcmp(v, "any")) m->service_any = 1;
         else return fail(err, errlen, "service_at = %s: choose comm or any", v);
+        return 0;
+    }
+    if (!strcmp(k, "costs")) {
+        if (!strcmp(v, "model")) m->costs_from_trace = 0;
+        else if (!strcmp(v, "trace")) m->costs_from_trace = 1;
+        else return fail(err, errlen, "costs = %s: choose model or trace", v);
+        return 0;
+    }
+    if (!strcmp(k, "contention")) {
+        if (!strcmp(v, "none")) m->contention_from_trace = 0;
+        else if (!strcmp(v, "trace")) m->contention_from_trace = 1;
+        else return fail(err, errlen, "contention = %s: choose none or trace", v);
+        return 0;
+    }
+    if (!strcmp(k, "bg_threads") && !strcmp(v, "trace")) {
+        m->bg_from_trace = 1;
+        return 0;
+    }
+    if (!strncmp(k, "xfer_us.", 8) || !strncmp(k, "xfer_wait_us.", 13)) {
+        int w = k[5] == 'w';
+        int ty = model_msg_type(k + (w ? 13 : 8));
+        char *end;
+        double x = strtod(v, &end);
+        if (ty < 0)
+            return fail(err, errlen, "%s: unknown message type (PAGE_REQ, PAGE_REPLY, DIFF, "
+                        "DIFF_ACK, BARRIER_ENTER, ..., ATOMIC_REPLY)", k);
+        if (end == v || *end || !(x >= 0))
+            return fail(err, errlen, "%s = %s: give microseconds >= 0", k, v);
+        m->xfer_us[w][ty] = x;
         return 0;
     }
     if (!strcmp(k, "compute")) {
@@ -105,11 +137,14 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         if ((!strcmp(k, "cpu_factor") || !strcmp(k, "net_factor")) && x <= 0)
             return fail(err, errlen, "%s = %s: give a factor > 0", k, v);
         *(double *)((char *)m + num[i].off) = x;
+        if (!strcmp(k, "bg_threads"))
+            m->bg_from_trace = 0;
         return 0;
     }
     return fail(err, errlen, "unknown key '%s' (known: name, send_us, recv_us, latency_us, "
-                "byte_ns, bandwidth_mbs, self_us, service_us, wake_us, fault_us, cpu_factor, "
-                "net_factor, link, compute, cores, ranks_per_host, service_at)", k);
+                "byte_ns, bandwidth_mbs, self_us, service_us, wake_us, poll_us, fault_us, cpu_factor, "
+                "net_factor, link, compute, cores, ranks_per_host, service_at, bg_threads, costs, contention, "
+                "xfer_us.TYPE, xfer_wait_us.TYPE)", k);
 }
 
 int model_set(struct model *m, const char *kv, char *err, size_t errlen)
@@ -164,4 +199,27 @@ void model_print(const struct model *m, FILE *out)
             m->link == LINK_SHARED ? "shared" : m->link == LINK_NIC ? "nic" : "none",
             m->compute == COMPUTE_CPU ? "cpu" : "wall", m->cores, m->ranks_per_host,
             m->service_any ? "any" : "comm");
+    if (m->poll_us > 0)
+        fprintf(out, "poll_us = %.3f\n", m->poll_us);
+    if (m->bg_from_trace)
+        fprintf(out, "bg_threads = trace\n");
+    else if (m->bg_threads > 0)
+        fprintf(out, "bg_threads = %.3f\n", m->bg_threads);
+    if (m->costs_from_trace)
+        fprintf(out, "costs = trace\n");
+    if (m->contention_from_trace)
+        fprintf(out, "contention = trace\n");
+    for (int w = 0; w < 2; w++)
+        for (int ty = 1; ty < MODEL_NTYPES; ty++)
+            if (m->xfer_us[w][ty] > 0)
+                fprintf(out, "%s%s = %.3f\n", w ? "xfer_wait_us." : "xfer_us.",
+                        tr_msg_name(ty), m->xfer_us[w][ty]);
+}
+
+int model_msg_type(const char *name)
+{
+    for (int ty = 1; ty < MODEL_NTYPES; ty++)
+        if (!strcmp(name, tr_msg_name(ty)))
+            return ty;
+    return -1;
 }

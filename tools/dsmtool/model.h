@@ -12,6 +12,8 @@
 
 enum { LINK_NONE = 0, LINK_SHARED, LINK_NIC };
 enum { COMPUTE_WALL = 0, COMPUTE_CPU };
+enum { XFER_TO_COMM = 0, XFER_TO_WAITER = 1 };
+#define MODEL_NTYPES 16             /* message types (libdsm/wire.h) + 1 */
 
 struct model {
     char   name[64];
@@ -21,15 +23,24 @@ struct model {
     double byte_ns;        /* transfer time per byte (1e3 / bandwidth in MB/s) */
     double self_us;        /* a message a rank sends itself (no network) */
     double service_us;     /* an idle communication thread notices a message */
-    double wake_us;        /* a thread waiting for a reply is woken */
+    double wake_us;        /* a thread asleep waiting for a reply is woken */
+    double poll_us;        /* a thread polling for a reply sees another's completion */
     double fault_us;       /* added per fault (trap, protection change) */
     double cpu_factor;     /* compute and protocol work: target time / traced time */
     double net_factor;     /* multiplies latency and byte_ns (sweep's axis) */
     int    link;           /* LINK_*: none, shared (one medium), nic (per node) */
     int    compute;        /* COMPUTE_*: which trace time a compute interval costs */
-    int    cores;          /* cores per host for compute=cpu (0: one per rank) */
+    int    cores;          /* cores per host, shared under compute=cpu (0: one per rank) */
     int    ranks_per_host; /* 0: as in the trace */
     int    service_any;    /* service_at = any: waiting threads pay service_us too */
+    /* Measured per message type (xfer_us.TYPE, xfer_wait_us.TYPE): from a
+     * SEND to its RECV at an idle receiver, a communication thread or a
+     * thread receiving in its own wait; 0: latency, bytes and service_us. */
+    double xfer_us[2][MODEL_NTYPES];
+    double bg_threads;     /* runnable threads of other programs per host (compute = cpu) */
+    int    bg_from_trace;  /* bg_threads = trace: from the trace's CPU/wall */
+    int    costs_from_trace; /* costs = trace: xfer and wake from the replayed trace */
+    int    contention_from_trace; /* contention = trace: scale them to the trace's */
 };
 
 void model_defaults(struct model *m);
@@ -38,5 +49,7 @@ int  model_load(struct model *m, const char *path, char *err, size_t errlen);
 /* Set one key from "key=value".  0, or -1 with err set. */
 int  model_set(struct model *m, const char *kv, char *err, size_t errlen);
 void model_print(const struct model *m, FILE *out);
+/* The message type called name (PAGE_REQ ...), or -1. */
+int  model_msg_type(const char *name);
 
 #endif

@@ -6,20 +6,28 @@
  *   - a RECV waits for its matching SEND's arrival: send time + send_us +
  *     (latency_us + bytes x byte_ns) x net_factor, with the link models'
  *     queueing; on an idle communication thread (with service_at = any
- *     also a thread receiving in a wait), service_us more;
+ *     also a thread receiving in a wait), service_us more; but with a
+ *     measured xfer_us / xfer_wait_us for its type, an idle receiver
+ *     takes it that long after the SEND instead;
  *     the receiver then spends recv_us;
  *   - a WAIT_END waits for the COMPLETE that ended it (the handling of the
- *     last reply), plus wake_us when another thread completed it;
+ *     last reply), plus, when another thread completed it, wake_us if the
+ *     waiter slept and poll_us if it polled;
  *   - a communication thread's SEND outside any handler (a deferred reply)
  *     waits for the latest event of its rank's other threads before it;
- *   - gaps outside the library are compute: cpu_factor x (wall, or thread
- *     CPU time x max(1, ranks per host / cores) with compute = cpu);
+ *   - gaps outside the library are compute: cpu_factor x wall, or with
+ *     compute = cpu cpu_factor x thread CPU time of work, which with
+ *     cores > 0 runs on the host's cores shared with its other computing
+ *     threads and bg_threads (processor sharing: struct host);
  *   - gaps inside the library, not waiting, are protocol work: cpu_factor x
  *     the traced gap; a fault adds fault_us.
  *   - idle gaps (before a RECV, inside a wait outside handlers) vanish.
  *
  * Threads are stepped in order of their current time (a heap), so links
- * are reserved in nearly time order.  Single-threaded.
+ * are reserved in nearly time order; a thread computing on shared cores
+ * leaves the heap until its host's pool says it is done.  With costs or
+ * contention = trace, the measured times come from the trace first
+ * (trace_costs).  Single-threaded.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -36,11 +44,27 @@ struct thr {
     size_t next;            /* next event to replay */
     double cur;             /* ns: time after the last replayed event */
     int depth, in_handler, in_wait;
+    int in_pool;            /* computing on its host's shared cores */
+    double rem;             /* ns of CPU work left in the pool */
+};
+
+/* A host's cores under processor sharing (compute = cpu, cores > 0): every
+ * runnable thread progresses at min(1, cores / runnable), runnable being
+ * the application threads of the host's ranks in a compute interval plus
+ * bg_threads of other programs. */
+struct host {
+    double t;               /* ns: members' rem is as of this time */
+    int n;                  /* members */
+    double bg;
 };
 
 struct sim {
     const struct tr_trace *t;
-    const struct model *m;
+    const struct model *m;  /* &mm: the model, with costs = trace applied */
+    struct model mm;
+    struct host *host;
+    int nhost, *host_of;    /* per rank */
+    int ps;                 /* processor sharing on */
     struct thr *thr;
     int nthr;
     size_t nev;
@@ -241,6 +265,178 @@ static void compute_ratios(struct sim *s)
     }
 }
 
+/* ---- costs measured in a trace (costs = trace, dsmtool calibrate) ---- */
+
+/* Mean send-to-receive time per message type at idle receivers, and the
+ * mean wake-up of a sleeping waiter, from the trace's own clock (all ranks
+ * of one host share it; across hosts the alignment error is in it). */
+static void trace_costs(const struct sim *s, struct model *m, FILE *log,
+                        long n[2][MODEL_NTYPES], long nwake[2])
+{
+    double sum[2][MODEL_NTYPES] = { { 0 } }, wsum[2] = { 0, 0 };
+    long wn[2] = { 0, 0 };
+    memset(n, 0, 2 * MODEL_NTYPES * sizeof n[0][0]);
+    for (int i = 0; i < s->nthr; i++) {
+        const struct thr *h = &s->thr[i];
+        int comm = h->th->role == DSM_TR_ROLE_COMM, in_handler = 0, in_wait = 0;
+        for (size_t k = 0; k < h->th->n; k++) {
+            const struct dsm_trace_rec *e = &h->th->ev[k];
+            long d = s->dep[h->base + k];
+            if (e->kind == DSM_TR_RECV && d >= 0 && k > 0 && e->sub < MODEL_NTYPES &&
+                (comm || in_wait) && !in_handler) {
+                const struct dsm_trace_rec *snd = NULL;
+                for (int j = 0; j < s->nthr && !snd; j++)
+                    if (d >= (long)s->thr[j].base && d < (long)(s->thr[j].base + s->thr[j].th->n))
+                        snd = &s->thr[j].th->ev[d - (long)s->thr[j].base];
+                if (snd && h->th->ev[k - 1].t <= snd->t && e->t >= snd->t) {
+                    int w = comm ? XFER_TO_COMM : XFER_TO_WAITER;
+                    sum[w][e->sub] += (double)(e->t - snd->t);
+                    n[w][e->sub]++;
+                }
+            }
+            if (e->kind == DSM_TR_WAIT_END && d >= 0 && k > 0 && !(e->sub & 0x80) &&
+                (d < (long)h->base || d >= (long)(h->base + h->th->n))) {
+                int slept = (e->sub & 0x40) != 0;
+                for (int j = 0; j < s->nthr; j++)
+                    if (d >= (long)s->thr[j].base &&
+                        d < (long)(s->thr[j].base + s->thr[j].th->n)) {
+                        uint64_t tc = s->thr[j].th->ev[d - (long)s->thr[j].base].t;
+                        /* only a waiter that was idle when the wait was
+                         * completed: one busy handling a message sees it
+                         * when done, and that work is replayed anyway */
+                        if (e->t >= tc && h->th->ev[k - 1].t <= tc) {
+                            wsum[!slept] += (double)(e->t - tc);
+                            wn[!slept]++;
+                        }
+                        break;
+                    }
+            }
+            if (e->kind == DSM_TR_RECV) in_handler = 1;
+            if (e->kind == DSM_TR_HANDLED) in_handler = 0;
+            if (e->kind == DSM_TR_WAIT_BEGIN) in_wait = 1;
+            if (e->kind == DSM_TR_WAIT_END) in_wait = 0;
+        }
+    }
+    for (int w = 0; w < 2; w++)
+        for (int ty = 1; ty < MODEL_NTYPES; ty++)
+            if (n[w][ty]) {
+                /* never 0: 0 means "not measured" in a model */
+                m->xfer_us[w][ty] = fmax(sum[w][ty] / (double)n[w][ty] * 1e-3, 1e-3);
+                if (log)
+                    fprintf(log, "# %s %s: %ld idle receives, mean %.1f us\n",
+                            tr_msg_name(ty), w ? "to a waiting thread" : "to a comm thread",
+                            n[w][ty], m->xfer_us[w][ty]);
+            }
+    nwake[0] = wn[0];
+    nwake[1] = wn[1];
+    if (wn[0]) {
+        m->wake_us = fmax(wsum[0] / (double)wn[0] * 1e-3, 1e-3);
+        if (log)
+            fprintf(log, "# wake-up of a sleeping waiter: %ld, mean %.1f us\n", wn[0], m->wake_us);
+    }
+    if (wn[1]) {
+        m->poll_us = fmax(wsum[1] / (double)wn[1] * 1e-3, 1e-3);
+        if (log)
+            fprintf(log, "# a polling waiter sees another thread's completion: %ld, mean %.1f us\n",
+                    wn[1], m->poll_us);
+    }
+}
+
+struct edge { uint64_t t; int d; };
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->d - y->d;                 /* an end before a start at the same time */
+}
+
+/* The other programs' runnable threads on host hid, from the trace: its
+ * compute intervals got the CPU share u = thread CPU / wall, while on average N of the
+ * host's own application threads computed at once (as a computing thread
+ * saw it: the integral of N^2 over that of N); processor sharing gives
+ * u = cores / (N + bg).  All intervals count: a short one has its CPU
+ * time estimated as its wall time, and the next reading corrects it. */
+static double host_bg(const struct sim *s, int hid, double *share)
+{
+    double cpu = 0, wall = 0, i1 = 0, i2 = 0;
+    size_t ne = 0, cap = 0;
+    struct edge *e = NULL;
+    for (int i = 0; i < s->nthr; i++) {
+        const struct thr *h = &s->thr[i];
+        if (s->host_of[h->rank] != hid || h->th->role == DSM_TR_ROLE_COMM)
+            continue;
+        for (size_t k = 0; k < h->th->n; k++) {
+            const struct dsm_trace_rec *r = &h->th->ev[k];
+            if (r->kind != DSM_TR_COMPUTE || !r->a || r->a > r->t)
+                continue;
+            wall += (double)r->a;
+            cpu += (double)(r->b < r->a ? r->b : r->a);
+            if (ne + 2 > cap) {
+                cap = cap ? 2 * cap : 4096;
+                struct edge *ne2 = realloc(e, cap * sizeof *e);
+                if (!ne2) { free(e); return 0; }
+                e = ne2;
+            }
+            e[ne].t = r->t - r->a; e[ne++].d = 1;
+            e[ne].t = r->t; e[ne++].d = -1;
+        }
+    }
+    if (ne)
+        qsort(e, ne, sizeof *e, cmp_edge);
+    int c = 0;
+    for (size_t k = 0; k < ne; k++) {
+        if (k > 0) {
+            double dt = (double)(e[k].t - e[k - 1].t);
+            i1 += c * dt;
+            i2 += (double)c * c * dt;
+        }
+        c += e[k].d;
+    }
+    free(e);
+    double u = wall > 0 ? cpu / wall : 1, nown = i1 > 0 ? i2 / i1 : 1;
+    if (share)
+        *share = u;
+    if (u <= 0 || s->m->cores <= 0)
+        return 0;
+    double bg = (double)s->m->cores / u - nown;
+    return bg > 0 ? bg : 0;
+}
+
+/* Hosts: ranks_per_host consecutive ranks, or as the trace's headers say. */
+static int setup_hosts(struct sim *s)
+{
+    const struct tr_trace *t = s->t;
+    const struct model *m = s->m;
+    s->host_of = calloc((size_t)t->nranks + 1, sizeof *s->host_of);
+    s->host = calloc((size_t)t->nranks + 1, sizeof *s->host);
+    if (!s->host_of || !s->host)
+        return -1;
+    s->nhost = 0;
+    for (int i = 0; i < t->nranks; i++) {
+        int h = -1;
+        if (m->ranks_per_host > 0) {
+            h = i / m->ranks_per_host;
+        } else {
+            for (int j = 0; j < i && h < 0; j++)
+                if (!strncmp(t->r[j].h.host, t->r[i].h.host, sizeof t->r[i].h.host))
+                    h = s->host_of[j];
+        }
+        if (h < 0)
+            h = s->nhost;
+        if (h >= s->nhost)
+            s->nhost = h + 1;
+        s->host_of[i] = h;
+    }
+    s->ps = m->compute == COMPUTE_CPU && m->cores > 0;
+    for (int h = 0; h < s->nhost; h++) {
+        s->host[h].bg = m->bg_threads;
+        if (s->ps && m->bg_from_trace)
+            s->host[h].bg = host_bg(s, h, NULL);
+    }
+    return 0;
+}
+
 /* ---- the heap of threads by current time ---- */
 
 static int hless(struct sim *s, int a, int b) { return s->thr[a].cur < s->thr[b].cur; }
@@ -302,78 +498,68 @@ static double arrival(struct sim *s, int src, const struct dsm_trace_rec *send, 
     return start + lat + tx;
 }
 
-static double compute_scale(struct sim *s, const struct thr *h, size_t gid)
+static double compute_scale(struct sim *s, size_t gid)
 {
     const struct model *m = s->m;
     double f = m->cpu_factor;
-    if (m->compute == COMPUTE_CPU) {
+    if (m->compute == COMPUTE_CPU)
         f *= s->ratio[gid];
-        int rph = m->ranks_per_host ? m->ranks_per_host : s->t->r[h->rank].host_ranks;
-        if (m->cores > 0 && rph > m->cores)
-            f *= (double)rph / (double)m->cores;
-    }
     return f;
 }
 
-/* Replay thread h's next event if its dependency is done: 1 done, 0 blocked. */
-static int step(struct sim *s, int hi)
+/* ---- processor sharing ---- */
+
+static double host_rate(const struct sim *s, const struct host *o)
+{
+    double n = (double)o->n + o->bg;
+    double c = (double)s->m->cores;
+    return n > c ? c / n : 1.0;
+}
+
+/* Bring host o's members up to time t (no member finishes before t). */
+static void host_advance(struct sim *s, int hid, double t)
+{
+    struct host *o = &s->host[hid];
+    if (t <= o->t)
+        return;
+    if (o->n) {
+        double d = (t - o->t) * host_rate(s, o);
+        for (int i = 0; i < s->nthr; i++)
+            if (s->thr[i].in_pool && s->host_of[s->thr[i].rank] == hid)
+                s->thr[i].rem -= d;
+    }
+    o->t = t;
+}
+
+/* The next member of any host to finish: its thread, and the time in *at;
+ * -1 if no host has members. */
+static int pool_next(struct sim *s, double *at)
+{
+    int best = -1;
+    double bt = INFINITY;
+    for (int i = 0; i < s->nthr; i++) {
+        const struct thr *h = &s->thr[i];
+        if (!h->in_pool)
+            continue;
+        const struct host *o = &s->host[s->host_of[h->rank]];
+        double ft = o->t + (h->rem > 0 ? h->rem : 0) / host_rate(s, o);
+        if (ft < bt) { bt = ft; best = i; }
+    }
+    *at = bt;
+    return best;
+}
+
+/* The rest of replaying thread hi's next event, once its time T is known. */
+static void commit(struct sim *s, int hi, double T)
 {
     struct thr *h = &s->thr[hi];
     const struct model *m = s->m;
     const struct dsm_trace_rec *e = &h->th->ev[h->next];
     size_t gid = h->base + h->next;
     long d = s->dep[gid];
-    double gap = h->next ? (double)(e->t - h->th->ev[h->next - 1].t) : (double)e->t;
     int comm = h->th->role == DSM_TR_ROLE_COMM;
-    double T, after;
+    double after = T;
 
-    if (d >= 0 && isnan(s->T[d])) {
-        s->wait_next[hi] = s->wait_head[d] - 1;
-        s->wait_head[d] = hi + 1;
-        return 0;
-    }
-    if (h->next == 0) {
-        T = (double)e->t;                         /* threads start as traced */
-    } else if (e->kind == DSM_TR_RECV) {
-        if (d >= 0) {
-            double arr = s->A[d];
-            T = arr;
-            /* An idle receiver notices the message service_us later: a
-             * communication thread, and with service_at = any also a thread
-             * waiting for replies that receives for itself. */
-            if ((comm || (m->service_any && h->in_wait)) && arr > h->cur && !h->in_handler)
-                T += m->service_us * 1e3;
-            if (T < h->cur)
-                T = h->cur;
-        } else {
-            T = h->cur + gap * m->cpu_factor;
-        }
-        h->in_handler = 1;
-    } else if (e->kind == DSM_TR_WAIT_END) {
-        T = h->cur;
-        if (d >= 0) {
-            double c = s->T[d];
-            /* asleep and woken by another thread: wake_us */
-            if ((e->sub & 0x40) && (d < (long)h->base || d >= (long)(h->base + h->th->n)))
-                c += m->wake_us * 1e3;
-            if (c > T) T = c;
-        } else {
-            T = h->cur + gap;
-        }
-        h->in_wait = 0;
-    } else if (e->kind == DSM_TR_SEND && comm && !h->in_handler) {
-        T = h->cur;
-        if (d >= 0 && s->T[d] > T)
-            T = s->T[d];
-    } else if (!comm && h->depth == 0) {
-        T = h->cur + gap * compute_scale(s, h, gid);   /* compute */
-    } else if (h->in_wait && !h->in_handler) {
-        T = h->cur;                                 /* idle, waiting */
-    } else {
-        T = h->cur + gap * m->cpu_factor;           /* protocol work */
-    }
-
-    after = T;
     if (e->kind == DSM_TR_RECV && d >= 0)
         after = T + m->recv_us * 1e3;
     if (e->kind == DSM_TR_FAULT_BEGIN) {
@@ -387,8 +573,10 @@ static int step(struct sim *s, int hi)
     }
     s->T[gid] = T;
     h->cur = after;
+    if (e->kind == DSM_TR_RECV) h->in_handler = 1;
     if (e->kind == DSM_TR_HANDLED) h->in_handler = 0;
     if (e->kind == DSM_TR_WAIT_BEGIN) h->in_wait = 1;
+    if (e->kind == DSM_TR_WAIT_END) h->in_wait = 0;
     if (!comm) {
         if (is_enter(e->kind)) h->depth++;
         if (is_leave(e->kind) && h->depth > 0) h->depth--;
@@ -402,6 +590,89 @@ static int step(struct sim *s, int hi)
         hpush(s, (int)w);
         w = nx;
     }
+}
+
+/* Replay thread h's next event if its dependency is done: 1 done, 0
+ * blocked, 2 computing in its host's pool (commit when it finishes). */
+static int step(struct sim *s, int hi)
+{
+    struct thr *h = &s->thr[hi];
+    const struct model *m = s->m;
+    const struct dsm_trace_rec *e = &h->th->ev[h->next];
+    size_t gid = h->base + h->next;
+    long d = s->dep[gid];
+    double gap = h->next ? (double)(e->t - h->th->ev[h->next - 1].t) : (double)e->t;
+    int comm = h->th->role == DSM_TR_ROLE_COMM;
+    double T;
+
+    if (d >= 0 && isnan(s->T[d])) {
+        s->wait_next[hi] = s->wait_head[d] - 1;
+        s->wait_head[d] = hi + 1;
+        return 0;
+    }
+    if (h->next == 0) {
+        T = (double)e->t;                         /* threads start as traced */
+    } else if (e->kind == DSM_TR_RECV) {
+        if (d >= 0) {
+            double arr = s->A[d];
+            int w = comm ? XFER_TO_COMM : XFER_TO_WAITER;
+            double x = e->sub < MODEL_NTYPES ? m->xfer_us[w][e->sub] : 0;
+            int idle = (comm || h->in_wait) && !h->in_handler;
+            T = arr;
+            if (idle && x > 0 && s->T[d] + x * 1e3 > h->cur) {
+                /* measured: send to receive at an idle receiver */
+                T = s->T[d] + x * 1e3;
+            } else if ((comm || (m->service_any && h->in_wait)) && arr > h->cur &&
+                       !h->in_handler) {
+                /* An idle receiver notices the message service_us later: a
+                 * communication thread, and with service_at = any also a
+                 * thread waiting for replies that receives for itself. */
+                T += m->service_us * 1e3;
+            }
+            if (T < h->cur)
+                T = h->cur;
+        } else {
+            T = h->cur + gap * m->cpu_factor;
+        }
+    } else if (e->kind == DSM_TR_WAIT_END) {
+        T = h->cur;
+        if (d >= 0) {
+            double c = s->T[d];
+            /* Completed by another thread: woken (wake_us) if it slept;
+             * if it polled, it notices at its next turn on a core (poll_us). */
+            if (!(e->sub & 0x80) && (d < (long)h->base || d >= (long)(h->base + h->th->n)))
+                c += ((e->sub & 0x40) ? m->wake_us : m->poll_us) * 1e3;
+            if (c > T) T = c;
+        } else {
+            T = h->cur + gap;
+        }
+    } else if (e->kind == DSM_TR_SEND && comm && !h->in_handler) {
+        T = h->cur;
+        if (d >= 0 && s->T[d] > T)
+            T = s->T[d];
+    } else if (!comm && h->depth == 0) {
+        double work = gap * compute_scale(s, gid);   /* compute */
+        if (s->ps && work > 0) {
+            /* Join the host's cores: it finishes when its CPU work is done
+             * at the shared rate.  A thread replayed a little out of time
+             * order joins at the host's time, credited for the difference. */
+            int hid = s->host_of[h->rank];
+            struct host *o = &s->host[hid];
+            host_advance(s, hid, h->cur);
+            o->n++;
+            h->in_pool = 1;
+            h->rem = work;
+            if (h->cur < o->t)
+                h->rem -= (o->t - h->cur) * host_rate(s, o);
+            return 2;
+        }
+        T = h->cur + work;
+    } else if (h->in_wait && !h->in_handler) {
+        T = h->cur;                                 /* idle, waiting */
+    } else {
+        T = h->cur + gap * m->cpu_factor;           /* protocol work */
+    }
+    commit(s, hi, T);
     return 1;
 }
 
@@ -541,18 +812,78 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     }
     service_send_deps(&s);
     compute_ratios(&s);
+    s.mm = *m;
+    s.m = &s.mm;
+    if (m->costs_from_trace || m->contention_from_trace) {
+        struct model mt = *m;
+        long cnt[2][MODEL_NTYPES], wn[2];
+        trace_costs(&s, &mt, NULL, cnt, wn);
+        if (m->costs_from_trace) {
+            memcpy(s.mm.xfer_us, mt.xfer_us, sizeof mt.xfer_us);
+            s.mm.wake_us = mt.wake_us;
+            s.mm.poll_us = mt.poll_us;
+        } else {
+            /* One factor for the whole run: how much longer than in the
+             * model the trace's idle receives and wake-ups took, weighted
+             * by how often each happened. */
+            double tr = 0, md = 0;
+            for (int w = 0; w < 2; w++)
+                for (int ty = 1; ty < MODEL_NTYPES; ty++)
+                    if (cnt[w][ty] && m->xfer_us[w][ty] > 0) {
+                        tr += (double)cnt[w][ty] * mt.xfer_us[w][ty];
+                        md += (double)cnt[w][ty] * m->xfer_us[w][ty];
+                    }
+            if (wn[0] && m->wake_us > 0) {
+                tr += (double)wn[0] * mt.wake_us;
+                md += (double)wn[0] * m->wake_us;
+            }
+            if (wn[1] && m->poll_us > 0) {
+                tr += (double)wn[1] * mt.poll_us;
+                md += (double)wn[1] * m->poll_us;
+            }
+            double k = md > 0 ? tr / md : 1;
+            for (int w = 0; w < 2; w++)
+                for (int ty = 1; ty < MODEL_NTYPES; ty++)
+                    s.mm.xfer_us[w][ty] *= k;
+            s.mm.wake_us *= k;
+            s.mm.poll_us *= k;
+            out->contention = k;
+        }
+    }
+    if (setup_hosts(&s)) {
+        snprintf(err, errlen, "out of memory for the replay");
+        return -1;
+    }
     for (int i = 0; i < s.nthr; i++) {
         s.thr[i].cur = s.thr[i].th->n ? (double)s.thr[i].th->ev[0].t : 0;
         if (s.thr[i].th->n)
             hpush(&s, i);
     }
     size_t done = 0;
-    while (s.nheap > 0) {
+    for (;;) {
+        double ft = INFINITY;
+        int pi = s.ps ? pool_next(&s, &ft) : -1;
+        if (pi >= 0 && (s.nheap == 0 || ft <= s.thr[s.heap[0]].cur)) {
+            /* a compute interval on shared cores ends first */
+            struct thr *h = &s.thr[pi];
+            int hid = s.host_of[h->rank];
+            host_advance(&s, hid, ft);
+            h->in_pool = 0;
+            s.host[hid].n--;
+            commit(&s, pi, ft);
+            done++;
+            if (h->next < h->th->n)
+                hpush(&s, pi);
+            continue;
+        }
+        if (s.nheap == 0)
+            break;
         int hi = hpop(&s);
         struct thr *h = &s.thr[hi];
         if (h->next >= h->th->n)
             continue;
-        if (step(&s, hi)) {
+        int rc = step(&s, hi);
+        if (rc == 1) {
             done++;
             if (h->next < h->th->n)
                 hpush(&s, hi);
@@ -582,6 +913,57 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     finish(t, out);
     free(s.thr); free(s.T); free(s.A); free(s.dep); free(s.ratio); free(s.wait_head);
     free(s.wait_next); free(s.heap); free(s.in_heap); free(s.out_free); free(s.in_free);
+    free(s.host); free(s.host_of);
+    return 0;
+}
+
+int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
+                    long count[2][MODEL_NTYPES], long nwake[2])
+{
+    struct sim s;
+    long ur = 0, uw = 0;
+    memset(&s, 0, sizeof s);
+    s.t = t;
+    s.m = m;
+    for (int i = 0; i < t->nranks; i++)
+        s.nthr += t->r[i].nth;
+    s.thr = calloc((size_t)s.nthr + 1, sizeof *s.thr);
+    if (!s.thr)
+        return -1;
+    int n = 0;
+    for (int i = 0; i < t->nranks; i++)
+        for (int k = 0; k < t->r[i].nth; k++) {
+            struct thr *h = &s.thr[n++];
+            h->th = &t->r[i].th[k];
+            h->rank = i;
+            h->base = s.nev;
+            s.nev += h->th->n;
+        }
+    s.dep = malloc((s.nev + 1) * sizeof *s.dep);
+    if (!s.dep || build_deps(&s, &ur, &uw)) {
+        free(s.thr);
+        free(s.dep);
+        return -1;
+    }
+    long cnt[2][MODEL_NTYPES], wn[2];
+    trace_costs(&s, m, log, cnt, wn);
+    if (count)
+        memcpy(count, cnt, sizeof cnt);
+    if (nwake) {
+        nwake[0] = wn[0];
+        nwake[1] = wn[1];
+    }
+    if (log && m->cores > 0 && !setup_hosts(&s)) {
+        for (int h = 0; h < s.nhost; h++) {
+            double u = 1, bg = host_bg(&s, h, &u);
+            fprintf(log, "# host %d: compute got %.3f of a core; on %d cores that is "
+                    "%.2f other runnable threads\n", h, u, m->cores, bg);
+        }
+        free(s.host);
+        free(s.host_of);
+    }
+    free(s.thr);
+    free(s.dep);
     return 0;
 }
 

@@ -27,6 +27,7 @@ struct sim_result {
     int nranks;
     struct sim_rank *r;
     long events, unmatched_recvs, unmatched_waits;
+    double contention;               /* contention = trace: the factor applied */
 };
 
 /* The same quantities from the trace as recorded (no model). */
@@ -36,6 +37,16 @@ void sim_measured(const struct tr_trace *t, struct sim_result *out);
 int  sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *out,
              char *err, size_t errlen);
 void sim_result_free(struct sim_result *r);
+/* Measure this machine's costs in trace t into m: xfer_us and
+ * xfer_wait_us per message type (mean send-to-receive time at idle
+ * receivers), wake_us and poll_us (mean time from another thread's
+ * COMPLETE to the WAIT_END of a waiter that slept / polled); with log, say
+ * what was measured, and with m->cores > 0 each host's other load
+ * (bg_threads), as "# " lines; with count and nwake (may be NULL), how
+ * many receives and waits (slept, polled) each mean is over.  0, or -1
+ * out of memory. */
+int  sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
+                     long count[2][MODEL_NTYPES], long nwake[2]);
 
 
 
