@@ -821,7 +821,8 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
         if (m->costs_from_trace) {
             memcpy(s.mm.xfer_us, mt.xfer_us, sizeof mt.xfer_us);
             s.mm.wake_us = mt.wake_us;
-            s.mm.poll_us = mt.poll_us;
+            if (m->poll_us > 0)         /* only where the model uses it */
+                s.mm.poll_us = mt.poll_us;
         } else {
             /* One factor for the whole run: how much longer than in the
              * model the trace's idle receives and wake-ups took, weighted
