@@ -184,6 +184,8 @@ DSM_HIDDEN void dsm__waiter_note(uint32_t id, int peer, uint64_t obj);
 /* Slot i of the table (0 <= i < DSM_MAX_WAITERS), for reports; racy reads. */
 DSM_HIDDEN const struct dsm_waiter *dsm__waiter_slot(uint32_t i);
 DSM_HIDDEN void dsm__waiter_put(uint32_t id);
+/* The ctx of a page wait that is an MPI_Rget (comm/rma.c), not a PAGE_REQ. */
+extern char dsm__rget_wait DSM_HIDDEN;
 /* Communication side: one reply arrived; wakes the waiter at the last one. */
 DSM_HIDDEN void dsm__waiter_complete(struct dsm_waiter *w);
 DSM_HIDDEN void dsm__waiter_add_expected(uint32_t id, int n);

@@ -115,7 +115,9 @@ static void describe(struct dsm_sbuf *sb, const struct dsm_waiter *w)
         dsm__sb_u(sb, w->obj);
         dsm__sb_str(sb, " from its home, rank ");
         dsm__sb_i(sb, w->peer);
-        dsm__sb_str(sb, " (PAGE_REQ sent, page data awaited)");
+        dsm__sb_str(sb, w->ctx == &dsm__rget_wait
+                    ? " (MPI_Rget from its window: one-sided read not complete)"
+                    : " (PAGE_REQ sent, page data awaited)");
         break;
     case DSM_WAIT_ACKS:
         dsm__sb_i(sb, w->remaining);

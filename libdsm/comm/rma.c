@@ -71,13 +71,16 @@ static void rma_send(struct dsm_msg *m)
     dsm__comm_isend(m);
 }
 
+/* The ctx of a page wait that is a one-sided read, for the watchdog. */
+char dsm__rget_wait;
+
 static void rma_get_page(size_t p, int home)
 {
     MPI_Request req;
     int done = 0;
     /* A waiter slot only for the watchdog (DSM_TIMEOUT, state dumps, a home
      * that is gone): nobody completes it, the loop below ends the wait. */
-    uint32_t id = dsm__waiter_get(DSM_WAIT_PAGE, 1, NULL);
+    uint32_t id = dsm__waiter_get(DSM_WAIT_PAGE, 1, &dsm__rget_wait);
     dsm__waiter_note(id, home, p);
     if (MPI_Rget(dsm__sys_page(p), (int)dsm__g.page_size, MPI_BYTE, home, (MPI_Aint)p,
                  (int)dsm__g.page_size, MPI_BYTE, win, &req) != MPI_SUCCESS)

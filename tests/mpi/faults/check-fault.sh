@@ -63,7 +63,7 @@ case $case_name in
     stop_fetch)
         # The victim stops, communication thread and all: DSM_TIMEOUT.
         how=stop; where=fetch; env_extra=DSM_TIMEOUT=3; limit=15
-        p1="libdsm\[rank [0-9]+\]: no reply within DSM_TIMEOUT=3 s: waited [0-9.]+ s for page 0 from its home, rank $victim \(PAGE_REQ"
+        p1="libdsm\[rank [0-9]+\]: no reply within DSM_TIMEOUT=3 s: waited [0-9.]+ s for page 0 from its home, rank $victim \((PAGE_REQ|MPI_Rget)"
         p2="pages in flight: 0\(home $victim\)" ;;
     hang_lock)
         how=hang; where=lock; env_extra=DSM_SYNC_TIMEOUT=3; limit=15
