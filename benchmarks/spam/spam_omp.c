@@ -73,15 +73,16 @@
 #include <omp.h>
 
 static long opt_particles = 43200, opt_steps = 50, opt_blocks = 4, opt_seed = 1;
-static const char *opt_force = "", *opt_schedule = "balanced", *opt_sorting = "thread";
+static const char *opt_force = "auto", *opt_schedule = "balanced", *opt_sorting = "thread";
 
 static const struct obench_opt opts[] = {
     { "particles", OBENCH_LONG, &opt_particles, "number of particles (default 43200)" },
     { "steps", OBENCH_LONG, &opt_steps, "time steps (default 50)" },
     { "force", OBENCH_STRING, &opt_force,
-      "reduction | critical (static/cyclic/dynamic; default reduction), owner (balanced)" },
+      "owner (--schedule balanced) | reduction | critical (the other schedules); auto: owner"
+      " with balanced, else reduction" },
     { "schedule", OBENCH_STRING, &opt_schedule,
-      "balanced | static | cyclic | dynamic (default balanced)" },
+      "balanced | static | cyclic | dynamic" },
     { "sorting", OBENCH_STRING, &opt_sorting, "thread | serial (default thread)" },
     { "blocks", OBENCH_LONG, &opt_blocks, "cyclic/dynamic: chunks per thread (default 4)" },
     { "seed", OBENCH_LONG, &opt_seed, "seed of the initial state (default 1)" },
@@ -957,7 +958,7 @@ int main(int argc, char **argv)
     obench_start(argc, argv, "spam_omp",
                  "SPAM shock wave (paper 000) as a plain OpenMP program.", opts);
     balanced = !strcmp(opt_schedule, "balanced");
-    if (!*opt_force)
+    if (!strcmp(opt_force, "auto"))
         opt_force = balanced ? "owner" : "reduction";
     crit = !strcmp(opt_force, "critical");
     serial_sort = !strcmp(opt_sorting, "serial");
@@ -966,10 +967,12 @@ int main(int argc, char **argv)
         obench_fatal("--schedule '%s': balanced, static, cyclic or dynamic", opt_schedule);
     if (!serial_sort && strcmp(opt_sorting, "thread"))
         obench_fatal("--sorting '%s': thread or serial", opt_sorting);
-    if (balanced && (strcmp(opt_force, "owner") || serial_sort))
-        obench_fatal("--schedule balanced: each thread sums its own particles' forces"
-                     " (--force owner, --sorting thread); --force %s and --sorting %s need"
-                     " static, cyclic or dynamic", opt_force, opt_sorting);
+    if (balanced && strcmp(opt_force, "owner"))
+        obench_fatal("--force %s needs --schedule static, cyclic or dynamic (with balanced each"
+                     " thread sums its own particles' forces: --force owner)", opt_force);
+    if (balanced && serial_sort)
+        obench_fatal("--sorting serial needs --schedule static, cyclic or dynamic (balanced"
+                     " lists pairs per thread)");
     if (!balanced && !crit && strcmp(opt_force, "reduction"))
         obench_fatal("--force '%s': reduction or critical (owner: --schedule balanced)", opt_force);
     if (opt_particles < 100 || opt_steps < 1 || opt_blocks < 1)
