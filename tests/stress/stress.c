@@ -138,7 +138,7 @@ static int16_t *owner[MAX_BLOCKS];     /* per block, per word: this phase */
 
 /* Lock operations of one rank in one phase: accumulator adds and record
  * updates, drawn from the shared stream so every rank knows the totals. */
-struct lockop { int kind, idx; int64_t add; };
+struct lockop { int kind, idx, pf; int64_t add; };
 #define MAX_LOCKOPS 4
 static struct lockop lockops[64][MAX_LOCKOPS];
 static int nlockops[64];
@@ -175,6 +175,9 @@ static void plan_phase(uint64_t *rng, uint64_t *key)
             o->kind = (int)mt_rand_below(rng, 2);
             o->idx = (int)mt_rand_below(rng, o->kind ? NREC : NACC);
             o->add = (int64_t)mt_rand_below(rng, 1000) - 400;
+            /* Prefetch the pages the lock protects right before acquiring
+             * it: they may be in flight when the grant's notices come. */
+            o->pf = (int)mt_rand_below(rng, 2);
         }
     }
 }
@@ -199,8 +202,10 @@ static void check_word(const char *what, int b, size_t w)
  *  prefetch  every rank prefetches a few random page ranges of random blocks
  *            (or the lock records' pages) at random points of the phase:
  *            before its reads, right before its lock operations (pages in
- *            flight at a lock acquire), after its writes (pages that other
- *            ranks write in this interval, in flight at the barrier), and
+ *            flight at a lock acquire; each lock operation also prefetches
+ *            the pages of its lock half the time), after its writes (pages
+ *            that other ranks write in this interval, in flight at the
+ *            barrier), and
  *            right before a broadcast.  A hint: no effect on the model; the
  *            reads and checks that follow check it.
  *  bcast     dsm_bcast of a random word range of a random block from a
@@ -396,6 +401,8 @@ static void run_phase(uint64_t *rng, int round, int phase, int exec)
                             else hi += lockops[r][k].add;
                         }
                 int lock = (LOCK_ACC + o->idx % 5) % dsm_lock_count();
+                if (o->pf)
+                    dsm_prefetch(acc_at(o->idx), 1);
                 dsm_lock_acquire(lock);
                 int64_t *a = acc_at(o->idx);
                 if (*a < lo || *a > hi)
@@ -406,6 +413,8 @@ static void run_phase(uint64_t *rng, int round, int phase, int exec)
                 dsm_lock_release(lock);
             } else {
                 int lock = (LOCK_REC + o->idx) % dsm_lock_count();
+                if (o->pf)
+                    dsm_prefetch(rec_seq(o->idx), REC_PAGES);
                 dsm_lock_acquire(lock);
                 int64_t s = *rec_seq(o->idx);
                 uint32_t *pl = rec_payload(o->idx);
