@@ -199,9 +199,6 @@ extern uint32_t dsm__sleepers DSM_HIDDEN;
  * sleeps.  Longer waits are not latency-critical, and polling through them
  * takes the core from another process's compute thread. */
 #define DSM_POLL_WINDOW_NS 500000
-/* How long a home drives a page reply on before leaving it to the progress
- * loop (comm.c, dsm__comm_isend). */
-#define DSM_PUSH_NS 20000
 
 /* ---- msg.c: messages ---------------------------------------------------- */
 struct dsm_msg {
@@ -219,10 +216,6 @@ struct dsm_msg {
     /* A prefetch request: post the receives of the recv_npages pages listed
      * in the payload (u32 ids), in order, before sending. */
     size_t recv_npages;
-    /* A page reply a faulting thread waits for: the transport drives the
-     * send on for a short while before leaving it to the progress loop
-     * (comm.c, dsm__comm_isend). */
-    int push;
     size_t cap;              /* payload capacity */
     struct dsm_wire_hdr hdr; /* immediately followed by the payload */
     unsigned char payload[];

@@ -68,7 +68,6 @@ struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap)
     memset(&m->hdr, 0, sizeof m->hdr);
     m->hdr.type = (uint16_t)type;
     m->ext = NULL;
-    m->push = 0;
     m->ext_len = 0;
     m->tag = DSM_TAG;
     m->recv_page = -1;

@@ -139,9 +139,9 @@ void dsm__serve_deferred(void)
 
 /* ---- the home side ---- */
 
-/* Serve page p to node src, on tag DSM_TAG_PAGE + waiter (a fault's fetch,
- * push = 1, or one page of a prefetch batch, push = 0). */
-static void serve_page(size_t p, int src, uint32_t waiter, int push)
+/* Serve page p to node src, on tag DSM_TAG_PAGE + waiter (a fault's fetch or
+ * one page of a prefetch batch). */
+static void serve_page(size_t p, int src, uint32_t waiter)
 {
     size_t ps = dsm__g.page_size;
     struct dsm_page *pg = &dsm__g.pages[p];
@@ -181,7 +181,6 @@ send:
     m->tag = DSM_TAG_PAGE + (int)waiter;
     m->hdr.id = (uint32_t)p;          /* not sent (ext): for the trace */
     m->hdr.waiter = waiter;
-    m->push = push;
     DSM_STAT_ADD(pages_served, 1);
     dsm__msg_send(m);
 }
@@ -190,7 +189,7 @@ static void on_page_req(const struct dsm_wire_hdr *h)
 {
     if (too_early(h, NULL))
         return;
-    serve_page(h->id, h->src, h->waiter, 1);
+    serve_page(h->id, h->src, h->waiter);
 }
 
 /* A prefetch batch: every page, in the order of the list, on one tag (the
@@ -205,7 +204,7 @@ static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *p
         if (p >= dsm__g.npages)
             dsm__fatal("malformed PREFETCH_REQ from rank %d: page %u out of range",
                        h->src, p);
-        serve_page(p, h->src, h->waiter, 0);
+        serve_page(p, h->src, h->waiter);
     }
 }
 

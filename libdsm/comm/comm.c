@@ -257,24 +257,6 @@ void dsm__comm_isend(struct dsm_msg *m)
                        DSM_TAG, dsm__g.comm, &m->req);
     if (rc != MPI_SUCCESS)
         dsm__fatal("MPI_Isend to rank %d failed", m->dest);
-    if (m->push) {
-        /* A thread on the requester is spinning for this page.  MPI moves
-         * a page-sized message on only while the sender calls into MPI too
-         * (MPICH 4.0.2 over UCX shared memory, eager or rendezvous: with
-         * the sender away for 30 us the page took 31 us instead of 7), and
-         * the progress loop may not come back to it at once (other work,
-         * a yield, a sleep).  So test it here until it is done, for at most
-         * DSM_PUSH_NS; what is left is the progress loop's, as before. */
-        uint64_t t0 = dsm__now_ns();
-        int flag = 0;
-        do
-            MPI_Test(&m->req, &flag, MPI_STATUS_IGNORE);
-        while (!flag && dsm__now_ns() - t0 < DSM_PUSH_NS);
-        if (flag) {
-            dsm__msg_free(m);
-            return;
-        }
-    }
     dsm__comm_sends_add(m);
 }
 
@@ -435,21 +417,11 @@ static void *comm_main(void *arg)
             continue;
         }
         uint64_t idle = dsm__now_ns() - last;
-        /* An application thread of this node polls MPI itself while it
-         * waits (direct, multiple, rma): it serves every request meanwhile,
-         * so a second poller on this node would only take a core from the
-         * threads on the reply's path (3 busy threads on 2 cores made the
-         * RMR 1.6x its floor).  Stand down at once, but not for longer than
-         * an idle sleep: the waiter may stop polling without telling us. */
-        int stand_down = dsm__g.ops->waiter_progress &&
-                         __atomic_load_n(&dsm__waiting, __ATOMIC_RELAXED) >
-                         __atomic_load_n(&dsm__sleepers, __ATOMIC_RELAXED);
-        if (idle < spin_ns && !stand_down) {
+        if (idle < spin_ns) {
             cpu_relax();
             continue;
         }
-        if (!stand_down && __atomic_load_n(&dsm__sleepers, __ATOMIC_SEQ_CST) &&
-            idle < DSM_POLL_WINDOW_NS) {
+        if (__atomic_load_n(&dsm__sleepers, __ATOMIC_SEQ_CST) && idle < DSM_POLL_WINDOW_NS) {
             /* A local thread sleeps until we receive its reply: poll, but
              * let other threads of this core run between polls. */
             sched_yield();
@@ -462,7 +434,10 @@ static void *comm_main(void *arg)
         uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_SEQ_CST);
         __atomic_store_n(&comm_sleeping, 1, __ATOMIC_SEQ_CST);
         if (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_SEQ_CST)) {
-            struct timespec ts = { 0, sleep_ns };
+            uint32_t pollers = __atomic_load_n(&dsm__waiting, __ATOMIC_RELAXED) -
+                               __atomic_load_n(&dsm__sleepers, __ATOMIC_RELAXED);
+            long ns = dsm__g.ops->waiter_progress && pollers ? 1000000 : sleep_ns;
+            struct timespec ts = { 0, ns };
             syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
         }
         __atomic_store_n(&comm_sleeping, 0, __ATOMIC_SEQ_CST);
