@@ -226,7 +226,19 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
                        "or the diff overruns the message", h->src, e.page);
         if (h->flags & DSM_MF_BARRIER)
             dsm__race_diff(e.page, h->epoch, h->src, pl + pos, e.len);
-        if (dsm__diff_apply(dsm__sys_page(e.page), ps, pl + pos, e.len) < 0)
+        /* DSM_CHECK=races: the home's own writes are its twin against its
+         * page (races.c, diffed at the barrier under the page lock); another
+         * node's words must not count as the home's, so they go into the
+         * twin too, in the same critical section. */
+        const int races = dsm__unlikely(dsm__g.cfg.check_races);
+        if (races)
+            dsm__page_lock(e.page);
+        long rc = dsm__diff_apply(dsm__sys_page(e.page), ps, pl + pos, e.len);
+        if (rc >= 0 && races && (dsm__g.pages[e.page].flags & DSM_PF_TWIN))
+            (void)dsm__diff_apply(dsm__twin_page(e.page), ps, pl + pos, e.len);
+        if (races)
+            dsm__page_unlock(e.page);
+        if (rc < 0)
             dsm__fatal("malformed diff from rank %d for page %u", h->src, e.page);
         pos += e.len;
         DSM_STAT_ADD(diffs_applied, 1);

@@ -16,7 +16,9 @@
 #              grayscott_omp.dsm on RANKS ranks: equal checksums.
 #   shim_bcast tests/forms/shim_bcast.dsm on RANKS ranks: dsm_bcast from an
 #              OpenMP program (no faults after it, coherence after rank 0
-#              rewrites), and its refusal inside a parallel region.
+#              rewrites), its refusal inside a parallel region, and under
+#              DSM_CHECK=races a stack array read, broadcast from the last
+#              rank and written word by word (no race may be reported).
 # The DSM runs use DSM_COMM=COMM.  Exit status: 0 pass, 1 fail, 99 harness
 # error, 124 a run took longer than FORMSTEST_TIMEOUT seconds (default 300).
 
@@ -112,6 +114,13 @@ shim_bcast)
     grep -q 'libdsm\[rank 0\]: dsm_bcast(.*was called inside a parallel region' "$tmp/inside" ||
         { echo "$me: FAIL: dsm_bcast inside a region: no message"; exit 1; }
     echo "$me: dsm_bcast inside a region refused as expected"
+    run stack env DSM_CHECK=races "$dsmrun" -n "$ranks" \
+        "$top_builddir/tests/forms/shim_bcast.dsm" stack
+    grep -q '^shim_bcast: stack: 0 mismatches' "$tmp/stack" ||
+        { echo "$me: FAIL: stack array broadcast from the last rank: no success line"; exit 1; }
+    if grep 'libdsm' "$tmp/stack" | grep -qi 'race'; then
+        echo "$me: FAIL: stack array broadcast from the last rank: a race was reported"; exit 1
+    fi
     ;;
 *)
     echo "$me: no program '$prog' (matmul, nbody, grayscott, shim_bcast)" >&2
