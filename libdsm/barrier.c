@@ -296,17 +296,6 @@ static void apply_release(const struct release_ctx *c)
                     dsm__pb_add(&pb, p, dsm__page_prot(t.next));
                 if (!(t.actions & DSM_ACT_ERROR))
                     pg->state = t.next;
-            } else if (was != 0 && pg->state == DSM_P_READ_WRITE &&
-                       !(pg->flags & DSM_PF_NOTRAP)) {
-                /* Read by others and written by us in this interval: it is
-                 * likely served again next interval.  Write-protect it here,
-                 * batched with its neighbours, instead of one mprotect per
-                 * page inside serve_page() on each reader's critical path
-                 * (benchmarks/bench.sh rmr: 2-3 us of every RMR). */
-                struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_DOWNGRADE, 1);
-                if (t.actions & DSM_ACT_PROTECT)
-                    dsm__pb_add(&pb, p, dsm__page_prot(t.next));
-                pg->state = t.next;
             }
             dsm__page_unlock(p);
         } else if (w != g->rank) {

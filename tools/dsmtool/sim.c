@@ -748,6 +748,30 @@ static int main_thread(const struct tr_rank *rk)
     return 0;
 }
 
+/* The replay's thread table and dependency array for trace t: s->thr (one
+ * entry per traced thread, events numbered from its base), s->nev and
+ * s->dep.  -1 when out of memory (the caller frees what is set). */
+static int sim_threads(struct sim *s, const struct tr_trace *t)
+{
+    for (int i = 0; i < t->nranks; i++)
+        s->nthr += t->r[i].nth;
+    s->thr = calloc((size_t)s->nthr + 1, sizeof *s->thr);
+    if (!s->thr)
+        return -1;
+    int n = 0;
+    for (int i = 0; i < t->nranks; i++)
+        for (int k = 0; k < t->r[i].nth; k++) {
+            struct thr *h = &s->thr[n++];
+            h->th = &t->r[i].th[k];
+            h->rank = i;
+            h->idx = k;
+            h->base = s->nev;
+            s->nev += h->th->n;
+        }
+    s->dep = malloc((s->nev + 1) * sizeof *s->dep);
+    return s->dep ? 0 : -1;
+}
+
 void sim_measured(const struct tr_trace *t, struct sim_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -776,22 +800,9 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     memset(out, 0, sizeof *out);
     s.t = t;
     s.m = m;
-    for (int i = 0; i < t->nranks; i++)
-        s.nthr += t->r[i].nth;
-    s.thr = calloc((size_t)s.nthr + 1, sizeof *s.thr);
-    int n = 0;
-    for (int i = 0; i < t->nranks; i++)
-        for (int k = 0; k < t->r[i].nth; k++) {
-            struct thr *h = &s.thr[n++];
-            h->th = &t->r[i].th[k];
-            h->rank = i;
-            h->idx = k;
-            h->base = s.nev;
-            s.nev += h->th->n;
-        }
+    int nomem = sim_threads(&s, t);
     s.T = malloc((s.nev + 1) * sizeof *s.T);
     s.A = malloc((s.nev + 1) * sizeof *s.A);
-    s.dep = malloc((s.nev + 1) * sizeof *s.dep);
     s.ratio = malloc((s.nev + 1) * sizeof *s.ratio);
     s.wait_head = calloc(s.nev + 1, sizeof *s.wait_head);
     s.wait_next = calloc((size_t)s.nthr + 1, sizeof *s.wait_next);
@@ -799,7 +810,7 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     s.in_heap = calloc((size_t)s.nthr + 1, sizeof *s.in_heap);
     s.out_free = calloc((size_t)t->nranks + 1, sizeof *s.out_free);
     s.in_free = calloc((size_t)t->nranks + 1, sizeof *s.in_free);
-    if (!s.thr || !s.T || !s.A || !s.dep || !s.ratio || !s.wait_head || !s.wait_next || !s.heap ||
+    if (nomem || !s.T || !s.A || !s.ratio || !s.wait_head || !s.wait_next || !s.heap ||
         !s.in_heap || !s.out_free || !s.in_free) {
         snprintf(err, errlen, "out of memory for the replay");
         return -1;
@@ -926,22 +937,7 @@ int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
     memset(&s, 0, sizeof s);
     s.t = t;
     s.m = m;
-    for (int i = 0; i < t->nranks; i++)
-        s.nthr += t->r[i].nth;
-    s.thr = calloc((size_t)s.nthr + 1, sizeof *s.thr);
-    if (!s.thr)
-        return -1;
-    int n = 0;
-    for (int i = 0; i < t->nranks; i++)
-        for (int k = 0; k < t->r[i].nth; k++) {
-            struct thr *h = &s.thr[n++];
-            h->th = &t->r[i].th[k];
-            h->rank = i;
-            h->base = s.nev;
-            s.nev += h->th->n;
-        }
-    s.dep = malloc((s.nev + 1) * sizeof *s.dep);
-    if (!s.dep || build_deps(&s, &ur, &uw)) {
+    if (sim_threads(&s, t) || build_deps(&s, &ur, &uw)) {
         free(s.thr);
         free(s.dep);
         return -1;
@@ -980,21 +976,11 @@ int tr_match(const struct tr_trace *t, struct tr_msgpair **out, size_t *nout)
     long ur = 0, uw = 0;
     memset(&s, 0, sizeof s);
     s.t = t;
-    for (int i = 0; i < t->nranks; i++)
-        s.nthr += t->r[i].nth;
-    s.thr = calloc((size_t)s.nthr + 1, sizeof *s.thr);
-    int n = 0;
-    for (int i = 0; i < t->nranks; i++)
-        for (int k = 0; k < t->r[i].nth; k++) {
-            struct thr *h = &s.thr[n++];
-            h->th = &t->r[i].th[k];
-            h->rank = i;
-            h->base = s.nev;
-            s.nev += h->th->n;
-        }
-    s.dep = malloc((s.nev + 1) * sizeof *s.dep);
-    if (!s.thr || !s.dep || build_deps(&s, &ur, &uw))
+    if (sim_threads(&s, t) || build_deps(&s, &ur, &uw)) {
+        free(s.thr);
+        free(s.dep);
         return -1;
+    }
     size_t cap = 1024, m = 0;
     struct tr_msgpair *p = malloc(cap * sizeof *p);
     for (int i = 0; i < s.nthr; i++) {
