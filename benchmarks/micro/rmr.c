@@ -24,12 +24,19 @@
  *   mpi_rtt_us   raw MPI round trip: a 12-byte request, a page-sized reply
  *                (the size is DSM_PAGE_SIZE or 16384, checked against
  *                dsm_page_size() after dsm_init()); --rtt-iters round trips
- *                after warm-up, fewer if they would take over 1 s;
+ *                after warm-up, fewer if they would take over 1 s.  Round
+ *                trip i sends and receives page i mod --pages of a buffer of
+ *                --pages pages on each side: the same pages an RMR round
+ *                moves, not one cache-hot page (mpi_rtt_hot_us, reported
+ *                too, is that: the same round trip with one page);
  *   fault_us     a protection fault on a PROT_NONE page of a private
  *                mapping whose SIGSEGV handler mprotects the page PROT_READ
  *                (mean per page), and mprotect_us, that mprotect alone;
  *   floor_us     = mpi_rtt_us + fault_us (both means), and
  *   rmr_over_floor = rmr_us / floor_us.
+ * The floor is measured twice, before dsm_init() and after dsm_finalize()
+ * (floor_before_us, floor_after_us), and the values above are the means of
+ * the two: the machine may drift during a run, and the RMRs lie between.
  * It also reports lock_wait_per_rmr_us: the time rank 0's application
  * thread waited for libdsm's MPI mutex per RMR (DSM_COMM=direct only).
  *
@@ -91,25 +98,30 @@ static size_t page_size_from_env(void)
 
 struct rtt { double mean, median; long iters; };
 
-/* Rank 0 times the warm-up too, to choose how many round trips fit in about
- * a second, and sends that count to rank 1 before the timed ones. */
-static struct rtt measure_rtt(size_t psz)
+/* Round trips between ranks 0 and 1: rank 0 sends a 12-byte request, rank 1
+ * answers with a page.  Round trip i moves page i mod npages of an
+ * npages-page buffer on each side, as an RMR round moves npages distinct
+ * pages (with npages = 1 the same, cache-hot page every time).  Rank 0 times
+ * the warm-up too, to choose how many round trips fit in about a second, and
+ * sends that count to rank 1 before the timed ones. */
+static struct rtt measure_rtt(size_t psz, long npages)
 {
     struct rtt r = { 0, 0, 0 };
     char req[REQ_BYTES] = { 0 };
-    char *page = malloc(psz);
+    char *buf = aligned_alloc(4096, (size_t)npages * psz);
     double *t = malloc((size_t)opt_rtt_iters * sizeof *t);
     long warm = opt_rtt_iters / 10 + 10, iters = opt_rtt_iters, i;
     double t0, tw;
 
-    if (!page || !t)
+    if (!buf || !t)
         bench_fatal("out of memory");
-    memset(page, 0x5a, psz);
+    memset(buf, 0x5a, (size_t)npages * psz);
+#define PAGE_I(i) (buf + (size_t)((i) % npages) * psz)
     if (bench.rank == 0) {
         tw = bench_now();
         for (i = 0; i < warm; i++) {
             MPI_Send(req, REQ_BYTES, MPI_BYTE, 1, TAG_REQ, bench.comm);
-            MPI_Recv(page, (int)psz, MPI_BYTE, 1, TAG_REP, bench.comm, MPI_STATUS_IGNORE);
+            MPI_Recv(PAGE_I(i), (int)psz, MPI_BYTE, 1, TAG_REP, bench.comm, MPI_STATUS_IGNORE);
         }
         tw = (bench_now() - tw) / (double)warm;
         if (tw * (double)iters > 1.0)
@@ -118,7 +130,7 @@ static struct rtt measure_rtt(size_t psz)
         for (i = 0; i < iters; i++) {
             t0 = bench_now();
             MPI_Send(req, REQ_BYTES, MPI_BYTE, 1, TAG_REQ, bench.comm);
-            MPI_Recv(page, (int)psz, MPI_BYTE, 1, TAG_REP, bench.comm, MPI_STATUS_IGNORE);
+            MPI_Recv(PAGE_I(i), (int)psz, MPI_BYTE, 1, TAG_REP, bench.comm, MPI_STATUS_IGNORE);
             t[i] = bench_now() - t0;
         }
         r.mean = bench_mean(t, (size_t)iters);
@@ -127,16 +139,17 @@ static struct rtt measure_rtt(size_t psz)
     } else if (bench.rank == 1) {
         for (i = 0; i < warm; i++) {
             MPI_Recv(req, REQ_BYTES, MPI_BYTE, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
-            MPI_Send(page, (int)psz, MPI_BYTE, 0, TAG_REP, bench.comm);
+            MPI_Send(PAGE_I(i), (int)psz, MPI_BYTE, 0, TAG_REP, bench.comm);
         }
         MPI_Recv(&iters, 1, MPI_LONG, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
         for (i = 0; i < iters; i++) {
             MPI_Recv(req, REQ_BYTES, MPI_BYTE, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
-            MPI_Send(page, (int)psz, MPI_BYTE, 0, TAG_REP, bench.comm);
+            MPI_Send(PAGE_I(i), (int)psz, MPI_BYTE, 0, TAG_REP, bench.comm);
         }
     }
+#undef PAGE_I
     free(t);
-    free(page);
+    free(buf);
     return r;
 }
 
@@ -221,8 +234,9 @@ static uint64_t value_of(long round, long page)
 
 int main(int argc, char **argv)
 {
-    struct rtt rtt = { 0, 0, 0 };
-    double fault_us = 0, mprotect_us = 0, floor_us, t_total = 0, t0, t_start = 0;
+    struct rtt rtt = { 0, 0, 0 }, rtt_hot = { 0, 0, 0 }, rtt2 = { 0, 0, 0 };
+    double fault_us = 0, mprotect_us = 0, fault2_us = 0, mprotect2_us = 0;
+    double floor_us, floor1_us, floor2_us, t_total = 0, t0, t_start = 0;
     size_t psz_env, psz;
     struct dsm_stats st;
     char *arr = NULL;
@@ -236,9 +250,14 @@ int main(int argc, char **argv)
     remote = bench.size >= 2;
     psz_env = page_size_from_env();
 
-    /* The floor, before the DSM (and its communication thread) exists. */
-    if (remote && bench.rank <= 1)
-        rtt = measure_rtt(psz_env);
+    /* The floor, before the DSM (and its communication thread) exists, and
+     * again after dsm_finalize(): the RMRs are compared with the mean of the
+     * two, so that a machine that drifts during the run (a shared VM) moves
+     * both sides of the ratio alike. */
+    if (remote && bench.rank <= 1) {
+        rtt_hot = measure_rtt(psz_env, 1);
+        rtt = measure_rtt(psz_env, opt_pages);
+    }
     bench_idle_barrier();
     if (bench.rank == 0)
         measure_fault(psz_env, &fault_us, &mprotect_us);
@@ -304,17 +323,33 @@ int main(int argc, char **argv)
     }
     dsm_finalize();
 
+    if (remote && bench.rank <= 1)
+        rtt2 = measure_rtt(psz, opt_pages);
+    bench_idle_barrier();
+    if (remote && bench.rank == 0)
+        measure_fault(psz, &fault2_us, &mprotect2_us);
+
     if (bench.rank == 0) {
         if (remote) {
             double rmr_us = t_total / (double)((rounds - 1) * opt_pages) * 1e6;
             double lib_us = st.rmr_count ? st.rmr_time / (double)st.rmr_count * 1e6 : NAN;
 
-            floor_us = rtt.mean * 1e6 + fault_us;
-            bench_say("  raw MPI round trip (12 B + %zu B): mean %.2f us, median %.2f us "
-                      "over %ld\n", psz, rtt.mean * 1e6, rtt.median * 1e6, rtt.iters);
+            floor1_us = rtt.mean * 1e6 + fault_us;
+            floor2_us = rtt2.mean * 1e6 + fault2_us;
+            floor_us = (floor1_us + floor2_us) / 2;
+            rtt.mean = (rtt.mean + rtt2.mean) / 2;
+            rtt.median = (rtt.median + rtt2.median) / 2;
+            fault_us = (fault_us + fault2_us) / 2;
+            mprotect_us = (mprotect_us + mprotect2_us) / 2;
+            bench_say("  raw MPI round trip (12 B + %zu B, %ld pages in turn): mean %.2f us, "
+                      "median %.2f us over %ld\n", psz, opt_pages, rtt.mean * 1e6,
+                      rtt.median * 1e6, rtt.iters);
+            bench_say("  the same with one page every time (cache-hot): mean %.2f us\n",
+                      rtt_hot.mean * 1e6);
             bench_say("  local fault + mprotect: %.2f us per page; mprotect alone %.2f us\n",
                       fault_us, mprotect_us);
-            bench_say("  floor = round trip + fault = %.2f us\n", floor_us);
+            bench_say("  floor = round trip + fault = %.2f us (%.2f before the DSM ran, "
+                      "%.2f after; means of the two above)\n", floor_us, floor1_us, floor2_us);
             bench_say("  RMR (benchmark clock): %.2f us per page = %.2f x floor "
                       "(%ld timed rounds)\n", rmr_us, rmr_us / floor_us, rounds - 1);
             bench_say("  RMR (library stats):   %.2f us per page over %llu RMRs "
@@ -324,8 +359,11 @@ int main(int argc, char **argv)
             bench_result("rmr_us", rmr_us, "us");
             bench_result("rmr_lib_us", lib_us, "us");
             bench_result("floor_us", floor_us, "us");
+            bench_result("floor_before_us", floor1_us, "us");
+            bench_result("floor_after_us", floor2_us, "us");
             bench_result("mpi_rtt_us", rtt.mean * 1e6, "us");
             bench_result("mpi_rtt_median_us", rtt.median * 1e6, "us");
+            bench_result("mpi_rtt_hot_us", rtt_hot.mean * 1e6, "us");
             bench_result("fault_us", fault_us, "us");
             bench_result("mprotect_us", mprotect_us, "us");
             bench_result("rmr_over_floor", rmr_us / floor_us, "ratio");
