@@ -81,10 +81,13 @@ struct deferred {
     unsigned char payload[];
 };
 static struct deferred *dhead, **dtail = &dhead;
+/* How many wait: read without the progress token by a thread leaving a
+ * barrier (barrier.c), to see whether to take it. */
+static unsigned ndeferred;
 
 int dsm__deferred_pending(void)
 {
-    return dhead != NULL;
+    return __atomic_load_n(&ndeferred, __ATOMIC_ACQUIRE) != 0;
 }
 
 static void defer(const struct dsm_wire_hdr *h, const void *payload)
@@ -98,6 +101,7 @@ static void defer(const struct dsm_wire_hdr *h, const void *payload)
     d->next = NULL;
     *dtail = d;
     dtail = &d->next;
+    __atomic_fetch_add(&ndeferred, 1, __ATOMIC_RELEASE);
 }
 
 static int too_early(const struct dsm_wire_hdr *h, const void *payload)
@@ -122,6 +126,7 @@ void dsm__serve_deferred(void)
             *pp = d->next;
             if (!*pp)
                 dtail = pp;
+            __atomic_fetch_sub(&ndeferred, 1, __ATOMIC_RELEASE);
             if (d->h.type == DSM_MSG_PAGE_REQ)
                 on_page_req(&d->h);
             else if (d->h.type == DSM_MSG_DIFF)
