@@ -21,7 +21,8 @@
  *     view is still PROT_NONE or read-only, so nobody sees a half-written
  *     page); the pages it homes go to their twin slots, which are free
  *     between barriers, so the master copies are never written by the
- *     broadcast;
+ *     broadcast (a chunk with a twin in use, DSM_CHECK=races, goes to a
+ *     private buffer instead: receiver_buffers);
  *  4. a node makes the pages it does not home READ_ONLY; a home adds every
  *     other node to the copyset of its pages and write-protects them, so that
  *     its own next write traps and becomes a write notice.
@@ -49,7 +50,8 @@ struct bcast_op {
     MPI_Request *reqs;
     MPI_Datatype *types;         /* per chunk, MPI_DATATYPE_NULL if contiguous */
     unsigned char **src;         /* root: per chunk, the snapshot it sends */
-    unsigned char **own;         /* root: per chunk, a malloc'd snapshot or NULL */
+    unsigned char **own;         /* per chunk, a malloc'd buffer or NULL: the root's
+                                    snapshot, a receiver's receive buffer */
 };
 
 /* The receive layout of pages [p, p+n) on this node: runs of pages homed
@@ -105,10 +107,11 @@ static void bcast_start(struct dsm_coll *c)
         size_t p = o->first + k * per;
         size_t n = o->count - k * per < per ? o->count - k * per : per;
         int rc;
-        o->types[k] = g->rank == o->root ? MPI_DATATYPE_NULL : recv_type(p, n);
-        if (g->rank == o->root)
-            rc = MPI_Ibcast(o->src[k], (int)(n << g->page_shift), MPI_BYTE,
-                            o->root, g->comm, &o->reqs[k]);
+        o->types[k] = g->rank == o->root || o->own[k] ? MPI_DATATYPE_NULL : recv_type(p, n);
+        if (g->rank == o->root || o->own[k])
+            rc = MPI_Ibcast(g->rank == o->root ? o->src[k] : o->own[k],
+                            (int)(n << g->page_shift), MPI_BYTE, o->root, g->comm,
+                            &o->reqs[k]);
         else if (o->types[k] == MPI_DATATYPE_NULL)
             rc = MPI_Ibcast(dsm__sys_page(p), (int)(n << g->page_shift), MPI_BYTE,
                             o->root, g->comm, &o->reqs[k]);
@@ -196,6 +199,54 @@ static void root_make_current(size_t first, size_t count)
     }
 }
 
+/* Whether pages [p, p+n) include one with a twin in use: a home page
+ * twinned for DSM_CHECK=races and never released (DSM_PF_NOTRAP,
+ * segment.c).  Its twin slot must be neither a buffer of the broadcast nor
+ * given back afterwards. */
+static int twin_in_use(size_t p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (dsm__g.pages[p + i].flags & DSM_PF_TWIN)
+            return 1;
+    return 0;
+}
+
+/* Step 3, at a receiver: a chunk with such a page is received into a
+ * private buffer (bcast_start) instead of the system view and twin slots. */
+static void receiver_buffers(struct bcast_op *o)
+{
+    struct dsm_global *g = &dsm__g;
+    size_t per = BCAST_CHUNK >> g->page_shift;
+
+    for (size_t k = 0; k < o->nchunks; k++) {
+        size_t p = o->first + k * per;
+        size_t n = o->count - k * per < per ? o->count - k * per : per;
+        o->own[k] = NULL;
+        if (twin_in_use(p, n) && !(o->own[k] = malloc(n << g->page_shift)))
+            dsm__fatal("out of private memory for dsm_bcast's buffer of %zu pages", n);
+    }
+}
+
+/* After the broadcast, such a chunk's pages that this node does not home go
+ * to the system view (their application view is still PROT_NONE or
+ * read-only); those it homes are dropped (its master copy is current). */
+static void receiver_unpack(const struct bcast_op *o)
+{
+    struct dsm_global *g = &dsm__g;
+    size_t per = BCAST_CHUNK >> g->page_shift;
+
+    for (size_t k = 0; k < o->nchunks; k++) {
+        size_t p = o->first + k * per;
+        size_t n = o->count - k * per < per ? o->count - k * per : per;
+        if (!o->own[k])
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (g->pages[p + i].home != g->rank)
+                memcpy(dsm__sys_page(p + i), o->own[k] + (i << g->page_shift),
+                       g->page_size);
+    }
+}
+
 /* Step 3, at the root: copy the range out of the system view and broadcast
  * the copy.  The system view of a page the root homes is the master copy,
  * which the communication thread changes under the broadcast as soon as a
@@ -222,12 +273,9 @@ static void root_snapshot(struct bcast_op *o)
     for (size_t k = 0; k < o->nchunks; k++) {
         size_t p = o->first + k * per;
         size_t n = o->count - k * per < per ? o->count - k * per : per;
-        int busy = 0;
-        for (size_t i = 0; i < n; i++)
-            busy |= (g->pages[p + i].flags & DSM_PF_TWIN) != 0;
         o->own[k] = NULL;
         o->src[k] = dsm__twin_page(p);
-        if (busy) {
+        if (twin_in_use(p, n)) {
             o->own[k] = malloc(n << g->page_shift);
             if (!o->own[k])
                 dsm__fatal("out of private memory for dsm_bcast's copy of %zu pages", n);
@@ -279,10 +327,8 @@ static void install(size_t first, size_t count, int root)
         dsm__page_unlock(p);
     }
     dsm__pb_flush(&pb);
-    if (g->rank == root)
-        for (size_t p = first; p < first + count; p++)
-            if (g->pages[p].flags & DSM_PF_TWIN)
-                return;     /* a twin in use: keep the slots (root_snapshot) */
+    if (twin_in_use(first, count))
+        return;     /* keep the slots (root_snapshot, receiver_unpack) */
     if (scratch || g->rank == root) {
         /* Give back the twin slots used as scratch for our own pages, or
          * at the root for the copy it sent. */
@@ -322,7 +368,11 @@ void dsm__bcast(void *addr, size_t len, int root)
         dsm__fatal("out of private memory for dsm_bcast");
     if (g->rank == root)
         root_snapshot(&o);
+    else
+        receiver_buffers(&o);
     dsm__comm_collective(&o.c);
+    if (g->rank != root)
+        receiver_unpack(&o);
     for (size_t k = 0; k < o.nchunks; k++)
         free(o.own[k]);
     free(o.reqs);
