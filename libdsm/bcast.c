@@ -54,6 +54,14 @@ struct bcast_op {
                                     snapshot, a receiver's receive buffer */
 };
 
+/* Chunk k of o: pages [*p, *p + *n). */
+static void chunk_of(const struct bcast_op *o, size_t k, size_t *p, size_t *n)
+{
+    size_t per = BCAST_CHUNK >> dsm__g.page_shift;
+    *p = o->first + k * per;
+    *n = o->count - k * per < per ? o->count - k * per : per;
+}
+
 /* The receive layout of pages [p, p+n) on this node: runs of pages homed
  * here go to their twin slots, the others to the system view.  Returns the
  * datatype (over MPI_BOTTOM), or MPI_DATATYPE_NULL if the whole chunk goes
@@ -101,11 +109,10 @@ static void bcast_start(struct dsm_coll *c)
 {
     struct bcast_op *o = (struct bcast_op *)c;
     struct dsm_global *g = &dsm__g;
-    size_t per = BCAST_CHUNK >> g->page_shift;
 
     for (size_t k = 0; k < o->nchunks; k++) {
-        size_t p = o->first + k * per;
-        size_t n = o->count - k * per < per ? o->count - k * per : per;
+        size_t p, n;
+        chunk_of(o, k, &p, &n);
         int rc;
         o->types[k] = g->rank == o->root || o->own[k] ? MPI_DATATYPE_NULL : recv_type(p, n);
         if (g->rank == o->root || o->own[k])
@@ -216,11 +223,10 @@ static int twin_in_use(size_t p, size_t n)
 static void receiver_buffers(struct bcast_op *o)
 {
     struct dsm_global *g = &dsm__g;
-    size_t per = BCAST_CHUNK >> g->page_shift;
 
     for (size_t k = 0; k < o->nchunks; k++) {
-        size_t p = o->first + k * per;
-        size_t n = o->count - k * per < per ? o->count - k * per : per;
+        size_t p, n;
+        chunk_of(o, k, &p, &n);
         o->own[k] = NULL;
         if (twin_in_use(p, n) && !(o->own[k] = malloc(n << g->page_shift)))
             dsm__fatal("out of private memory for dsm_bcast's buffer of %zu pages", n);
@@ -233,11 +239,10 @@ static void receiver_buffers(struct bcast_op *o)
 static void receiver_unpack(const struct bcast_op *o)
 {
     struct dsm_global *g = &dsm__g;
-    size_t per = BCAST_CHUNK >> g->page_shift;
 
     for (size_t k = 0; k < o->nchunks; k++) {
-        size_t p = o->first + k * per;
-        size_t n = o->count - k * per < per ? o->count - k * per : per;
+        size_t p, n;
+        chunk_of(o, k, &p, &n);
         if (!o->own[k])
             continue;
         for (size_t i = 0; i < n; i++)
@@ -268,11 +273,10 @@ static void receiver_unpack(const struct bcast_op *o)
 static void root_snapshot(struct bcast_op *o)
 {
     struct dsm_global *g = &dsm__g;
-    size_t per = BCAST_CHUNK >> g->page_shift;
 
     for (size_t k = 0; k < o->nchunks; k++) {
-        size_t p = o->first + k * per;
-        size_t n = o->count - k * per < per ? o->count - k * per : per;
+        size_t p, n;
+        chunk_of(o, k, &p, &n);
         o->own[k] = NULL;
         o->src[k] = dsm__twin_page(p);
         if (twin_in_use(p, n)) {
