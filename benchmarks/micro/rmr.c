@@ -37,6 +37,11 @@
  * The floor is measured twice, before dsm_init() and after dsm_finalize()
  * (floor_before_us, floor_after_us), and the values above are the means of
  * the two: the machine may drift during a run, and the RMRs lie between.
+ * Also (before and after, mean): raw_rmr_us, the floor's parts in one piece
+ * (measure_raw_rmr: a protection fault whose handler makes the raw round
+ * trip and the mprotect), and rmr_over_raw_rmr = rmr_us / raw_rmr_us, the
+ * DSM protocol's own share; raw_rmr_us exceeds floor_us by what a fault
+ * costs the round trip that follows it.
  * It also reports lock_wait_per_rmr_us: the time rank 0's application
  * thread waited for libdsm's MPI mutex per RMR (DSM_COMM=direct only).
  *
@@ -146,6 +151,7 @@ static struct rtt measure_rtt(size_t psz, long npages)
             MPI_Recv(req, REQ_BYTES, MPI_BYTE, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
             MPI_Send(PAGE_I(i), (int)psz, MPI_BYTE, 0, TAG_REP, bench.comm);
         }
+        r.iters = iters;
     }
 #undef PAGE_I
     free(t);
@@ -225,6 +231,89 @@ static void measure_fault(size_t psz, double *fault_us, double *mprotect_us)
     *mprotect_us = tm / (double)(n * (reps - 1)) * 1e6;
 }
 
+/* --- a raw RMR: the floor's parts in one piece ------------------------- */
+
+/* Rank 0 reads a PROT_NONE page of a private mapping; its SIGSEGV handler
+ * makes the floor's raw MPI round trip (12-byte request, page-sized reply
+ * into page i mod npages of a buffer) and mprotects the page PROT_READ:
+ * what an RMR is made of, without the DSM's protocol.  It costs more than
+ * the sum of its parts measured apart (mpi_rtt_us + fault_us): a round
+ * trip right after a protection fault is slower than one in a loop of
+ * round trips (0.3-0.5 us more per RMR here, 2026-11-25). */
+static char *raw_trap, *raw_buf;
+static size_t raw_psz;
+static long raw_npages, raw_i;
+
+static void raw_handler(int sig, siginfo_t *si, void *ctx)
+{
+    char req[REQ_BYTES] = { 0 };
+    char *a = si->si_addr;
+
+    (void)ctx;
+    if (a < raw_trap || a >= raw_trap + (size_t)raw_npages * raw_psz) {
+        signal(sig, SIG_DFL);
+        return;
+    }
+    MPI_Send(req, REQ_BYTES, MPI_BYTE, 1, TAG_REQ, bench.comm);
+    MPI_Recv(raw_buf + (size_t)(raw_i % raw_npages) * raw_psz, (int)raw_psz, MPI_BYTE, 1,
+             TAG_REP, bench.comm, MPI_STATUS_IGNORE);
+    if (mprotect(raw_trap + (size_t)(a - raw_trap) / raw_psz * raw_psz, raw_psz, PROT_READ) != 0)
+        signal(sig, SIG_DFL);
+}
+
+static double measure_raw_rmr(size_t psz, long npages, long iters)
+{
+    struct sigaction sa, old;
+    char req[REQ_BYTES];
+    double t = 0, t0;
+    volatile long sink = 0;
+    long i, warm = npages;
+
+    if (bench.rank == 1) {
+        char *page = aligned_alloc(4096, (size_t)npages * psz);
+        if (!page)
+            bench_fatal("out of memory");
+        memset(page, 0x5a, (size_t)npages * psz);
+        for (i = 0; i < warm + iters; i++) {
+            MPI_Recv(req, REQ_BYTES, MPI_BYTE, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
+            MPI_Send(page + (size_t)(i % npages) * psz, (int)psz, MPI_BYTE, 0, TAG_REP,
+                     bench.comm);
+        }
+        free(page);
+        return 0;
+    }
+    raw_psz = psz;
+    raw_npages = npages;
+    raw_buf = aligned_alloc(4096, (size_t)npages * psz);
+    raw_trap = mmap(NULL, (size_t)npages * psz, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!raw_buf || raw_trap == MAP_FAILED)
+        bench_fatal("out of memory");
+    memset(raw_buf, 1, (size_t)npages * psz);
+    memset(raw_trap, 1, (size_t)npages * psz);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = raw_handler;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &old) < 0)
+        bench_fatal("sigaction: %s", strerror(errno));
+    for (i = 0; i < warm + iters; i++) {
+        if (i % npages == 0 && mprotect(raw_trap, (size_t)npages * psz, PROT_NONE) != 0)
+            bench_fatal("mprotect: %s", strerror(errno));
+        raw_i = i;
+        __asm__ volatile("" ::: "memory");     /* raw_i is set before the fault */
+        t0 = bench_now();
+        sink += *(volatile char *)(raw_trap + (size_t)(i % npages) * psz);
+        if (i >= warm)
+            t += bench_now() - t0;
+    }
+    (void)sink;
+    sigaction(SIGSEGV, &old, NULL);
+    munmap(raw_trap, (size_t)npages * psz);
+    free(raw_buf);
+    return t / (double)iters;
+}
+
 /* --- the RMR loop ----------------------------------------------------- */
 
 static uint64_t value_of(long round, long page)
@@ -237,6 +326,7 @@ int main(int argc, char **argv)
     struct rtt rtt = { 0, 0, 0 }, rtt_hot = { 0, 0, 0 }, rtt2 = { 0, 0, 0 };
     double fault_us = 0, mprotect_us = 0, fault2_us = 0, mprotect2_us = 0;
     double floor_us, floor1_us, floor2_us, t_total = 0, t0, t_start = 0;
+    double raw1_us = 0, raw2_us = 0;
     size_t psz_env, psz;
     struct dsm_stats st;
     char *arr = NULL;
@@ -261,6 +351,9 @@ int main(int argc, char **argv)
     bench_idle_barrier();
     if (bench.rank == 0)
         measure_fault(psz_env, &fault_us, &mprotect_us);
+    bench_idle_barrier();
+    if (remote && bench.rank <= 1)
+        raw1_us = measure_raw_rmr(psz_env, opt_pages, rtt.iters ? rtt.iters : 200) * 1e6;
     bench_idle_barrier();
 
     if (dsm_init(&argc, &argv) != 0)
@@ -328,6 +421,9 @@ int main(int argc, char **argv)
     bench_idle_barrier();
     if (remote && bench.rank == 0)
         measure_fault(psz, &fault2_us, &mprotect2_us);
+    bench_idle_barrier();
+    if (remote && bench.rank <= 1)
+        raw2_us = measure_raw_rmr(psz, opt_pages, rtt2.iters ? rtt2.iters : 200) * 1e6;
 
     if (bench.rank == 0) {
         if (remote) {
@@ -350,8 +446,13 @@ int main(int argc, char **argv)
                       fault_us, mprotect_us);
             bench_say("  floor = round trip + fault = %.2f us (%.2f before the DSM ran, "
                       "%.2f after; means of the two above)\n", floor_us, floor1_us, floor2_us);
-            bench_say("  RMR (benchmark clock): %.2f us per page = %.2f x floor "
-                      "(%ld timed rounds)\n", rmr_us, rmr_us / floor_us, rounds - 1);
+            double raw_us = (raw1_us + raw2_us) / 2;
+            bench_say("  raw RMR (the floor's parts in one piece: a fault whose handler "
+                      "makes the round trip and the mprotect): %.2f us (%.2f before, %.2f after)\n",
+                      raw_us, raw1_us, raw2_us);
+            bench_say("  RMR (benchmark clock): %.2f us per page = %.2f x floor, %.2f x raw RMR "
+                      "(%ld timed rounds)\n", rmr_us, rmr_us / floor_us, rmr_us / raw_us,
+                      rounds - 1);
             bench_say("  RMR (library stats):   %.2f us per page over %llu RMRs "
                       "(expected %ld), %llu read faults\n", lib_us,
                       (unsigned long long)st.rmr_count, (rounds - 1) * opt_pages,
@@ -367,6 +468,8 @@ int main(int argc, char **argv)
             bench_result("fault_us", fault_us, "us");
             bench_result("mprotect_us", mprotect_us, "us");
             bench_result("rmr_over_floor", rmr_us / floor_us, "ratio");
+            bench_result("raw_rmr_us", raw_us, "us");
+            bench_result("rmr_over_raw_rmr", rmr_us / raw_us, "ratio");
             bench_result("rmr_count", (double)st.rmr_count, "count");
             /* DSM_COMM=direct: how long rank 0's application thread waited
              * for the MPI mutex per RMR (paper 003: 490 us with a polling
