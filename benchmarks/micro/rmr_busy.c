@@ -13,6 +13,8 @@
  *   - busy round: computes for --busy-ms ms (arithmetic in registers: no
  *     library call, no shared memory), then enters the barrier; its
  *     communication thread must get a core to serve each read.
+ * With --gap-us G rank 0 computes G us between two reads (not timed), as
+ * an application does between its faults (default 0: back to back).
  * In a busy round rank 0 stops reading once --busy-ms / 2 ms of the round
  * have passed (by its own clock), so that every read it times is served
  * while the home computes; the idle rounds read as many pages as the busy
@@ -35,22 +37,24 @@
 static long opt_pages = 64;
 static long opt_pairs = 6;
 static long opt_busy_ms = 200;
+static long opt_gap_us = 0;
 
 static const struct bench_opt opts[] = {
     { "pages", BENCH_OPT_LONG, &opt_pages, "pages homed on rank 1, read at most per round" },
     { "pairs", BENCH_OPT_LONG, &opt_pairs, "busy/idle round pairs (the first is warm-up; >= 2)" },
     { "busy-ms", BENCH_OPT_LONG, &opt_busy_ms, "ms rank 1 computes in a busy round" },
+    { "gap-us", BENCH_OPT_LONG, &opt_gap_us, "us rank 0 computes between two reads (untimed)" },
     { 0, 0, 0, 0 }
 };
 
-/* Rank 1's compute: arithmetic for ms milliseconds, checking the clock
- * every few thousand steps. */
-static double compute_for(long ms)
+/* Compute: arithmetic for us microseconds, checking the clock every few
+ * hundred steps. */
+static double compute_for(double us)
 {
     volatile double x = 1.0;
-    double until = bench_now() + (double)ms * 1e-3;
+    double until = bench_now() + us * 1e-6;
     while (bench_now() < until)
-        for (int i = 0; i < 5000; i++)
+        for (int i = 0; i < 200; i++)
             x = x * 1.0000001 + 1e-9;
     return x;
 }
@@ -74,6 +78,8 @@ static long read_pages(char *arr, size_t psz, long round, long max, int busy,
         if (*(volatile uint64_t *)(arr + (size_t)i * psz) != value_of(round, i))
             (*bad)++;
         *sum += bench_now() - t0;
+        if (opt_gap_us > 0)
+            compute_for((double)opt_gap_us);
     }
     return i;
 }
@@ -87,8 +93,8 @@ int main(int argc, char **argv)
 
     bench_start(&argc, &argv, "rmr_busy",
                 "RMR to a home that computes, against one that waits in a barrier.", opts);
-    if (opt_pairs < 2 || opt_pages < 1 || opt_busy_ms < 1)
-        bench_fatal("--pairs must be >= 2, --pages and --busy-ms >= 1");
+    if (opt_pairs < 2 || opt_pages < 1 || opt_busy_ms < 1 || opt_gap_us < 0)
+        bench_fatal("--pairs must be >= 2, --pages and --busy-ms >= 1, --gap-us >= 0");
     if (bench.size < 2)
         bench_fatal("rmr_busy needs 2 or more ranks");
     if (dsm_init(&argc, &argv) != 0)
@@ -98,6 +104,7 @@ int main(int argc, char **argv)
     bench_param("pages", opt_pages);
     bench_param("pairs", opt_pairs);
     bench_param("busy_ms", opt_busy_ms);
+    bench_param("gap_us", opt_gap_us);
     arr = dsm_malloc_home((size_t)opt_pages * psz, DSM_HOME_NODE, 1);
     if (!arr || dsm_home_of(arr) != 1)
         bench_fatal("dsm_malloc_home of %ld pages on rank 1 failed", opt_pages);
@@ -119,7 +126,7 @@ int main(int argc, char **argv)
                 n[busy] += got;
             }
         } else if (bench.rank == 1 && busy) {
-            compute_for(opt_busy_ms);
+            compute_for((double)opt_busy_ms * 1e3);
         }
         dsm_barrier();
     }

@@ -9,6 +9,8 @@
  *     also a thread receiving in a wait), service_us more; but with a
  *     measured xfer_us / xfer_wait_us for its type, an idle receiver
  *     takes it that long after the SEND instead;
+ *     a PAGE_REPLY that is its rank's first copy of the page takes
+ *     xfer_first_us instead (firstcopy.c);
  *     the receiver then spends recv_us; a page request to a communication
  *     thread whose rank computes on a host with no free core, busy_service_us
  *     more (busy.c);
@@ -223,8 +225,8 @@ static void compute_ratios(struct sim *s)
 static void trace_costs(const struct sim *s, struct model *m, FILE *log,
                         long n[2][MODEL_NTYPES], long nwake[2])
 {
-    double sum[2][MODEL_NTYPES] = { { 0 } }, wsum[2] = { 0, 0 };
-    long wn[2] = { 0, 0 };
+    double sum[2][MODEL_NTYPES] = { { 0 } }, wsum[2] = { 0, 0 }, fsum = 0;
+    long wn[2] = { 0, 0 }, fn = 0;
     memset(n, 0, 2 * MODEL_NTYPES * sizeof n[0][0]);
     for (int i = 0; i < s->nthr; i++) {
         const struct thr *h = &s->thr[i];
@@ -240,6 +242,10 @@ static void trace_costs(const struct sim *s, struct model *m, FILE *log,
                         snd = &s->thr[j].th->ev[d - (long)s->thr[j].base];
                 if (snd && h->th->ev[k - 1].t <= snd->t && e->t >= snd->t) {
                     int w = comm ? XFER_TO_COMM : XFER_TO_WAITER;
+                    if (s->first && s->first[h->base + k]) {
+                        fsum += (double)(e->t - snd->t);     /* firstcopy.c */
+                        fn++;
+                    }
                     sum[w][e->sub] += (double)(e->t - snd->t);
                     n[w][e->sub]++;
                 }
@@ -277,6 +283,12 @@ static void trace_costs(const struct sim *s, struct model *m, FILE *log,
                             tr_msg_name(ty), w ? "to a waiting thread" : "to a comm thread",
                             n[w][ty], m->xfer_us[w][ty]);
             }
+    if (fn) {
+        m->xfer_first_us = fmax(fsum / (double)fn * 1e-3, 1e-3);
+        if (log)
+            fprintf(log, "# PAGE_REPLY that is its rank's first copy of the page: %ld idle "
+                    "receives, mean %.1f us\n", fn, m->xfer_first_us);
+    }
     nwake[0] = wn[0];
     nwake[1] = wn[1];
     if (wn[0]) {
@@ -575,6 +587,8 @@ static int step(struct sim *s, int hi)
             int w = comm ? XFER_TO_COMM : XFER_TO_WAITER;
             double x = e->sub < MODEL_NTYPES ? m->xfer_us[w][e->sub] : 0;
             int idle = (comm || h->in_wait) && !h->in_handler;
+            if (s->first_on && s->first[gid])
+                x = m->xfer_first_us;           /* a rank's first copy (firstcopy.c) */
             T = arr;
             if (idle && x > 0 && s->T[d] + x * 1e3 > h->cur) {
                 /* measured: send to receive at an idle receiver */
@@ -789,6 +803,12 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     }
     service_send_deps(&s);
     compute_ratios(&s);
+    if (first_setup(&s)) {
+        snprintf(err, errlen, "out of memory for the replay");
+        return -1;
+    }
+    /* With costs or contention from the trace, its own times hold it. */
+    s.first_on = m->xfer_first_us > 0 && !m->costs_from_trace && !m->contention_from_trace;
     s.mm = *m;
     s.m = &s.mm;
     if (m->costs_from_trace || m->contention_from_trace) {
@@ -894,7 +914,7 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     finish(t, out);
     free(s.thr); free(s.T); free(s.A); free(s.dep); free(s.ratio); free(s.wait_head);
     free(s.wait_next); free(s.heap); free(s.in_heap); free(s.out_free); free(s.in_free);
-    free(s.host); free(s.host_of); free(s.gcls);
+    free(s.host); free(s.host_of); free(s.gcls); free(s.first);
     return 0;
 }
 
@@ -906,9 +926,10 @@ int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
     memset(&s, 0, sizeof s);
     s.t = t;
     s.m = m;
-    if (sim_threads(&s, t) || build_deps(&s, &ur, &uw)) {
+    if (sim_threads(&s, t) || build_deps(&s, &ur, &uw) || first_setup(&s)) {
         free(s.thr);
         free(s.dep);
+        free(s.first);
         return -1;
     }
     long cnt[2][MODEL_NTYPES], wn[2];
@@ -930,6 +951,7 @@ int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
     }
     free(s.thr);
     free(s.dep);
+    free(s.first);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
- * sim_int.h - the replay's state, shared by sim.c (the replay) and busy.c
- * (the busy-home rule): threads, hosts and per-event arrays.  Private to
+ * sim_int.h - the replay's state, shared by sim.c (the replay), busy.c
+ * (the busy-home rule) and firstcopy.c (a rank's first copy of a page):
+ * threads, hosts and per-event arrays.  Private to
  * dsmtool.  Single-threaded.
  */
 #ifndef DSMTOOL_SIM_INT_H
@@ -52,6 +53,8 @@ struct sim {
     unsigned char *gcls;    /* per event: GAP_* of the gap before it (busy.c) */
     int busy;               /* the busy-home rule is on (busy.c) */
     long busy_n;            /* receives it delayed */
+    unsigned char *first;   /* per event: a rank's first PAGE_REPLY of a page (firstcopy.c) */
+    int first_on;           /* replay those with xfer_first_us */
 };
 
 /* Events that open and close a library call on an application thread. */
@@ -76,5 +79,7 @@ int  busy_setup(struct sim *s);
  * message of type ty at time t (0: none); -1 if the replay has not yet
  * reached t on that rank's host and the receive must wait (defer). */
 double busy_delay(struct sim *s, int rank, int ty, double t);
+/* firstcopy.c: set s->first (0, or -1 out of memory). */
+int  first_setup(struct sim *s);
 
 #endif

@@ -437,6 +437,9 @@ int cmd_calibrate(int argc, char **argv)
         for (int ty = 1; ty < MODEL_NTYPES; ty++)
             m.xfer_us[w][ty] = nr[w][ty] >= nb[w][ty] ? mr.xfer_us[w][ty] : mb.xfer_us[w][ty];
     m.wake_us = wr[0] >= wb[0] ? mr.wake_us : mb.wake_us;
+    /* A rank's first copy of a page (firstcopy.c): the rmr trace's warm-up
+     * round fetches every page for the first time. */
+    m.xfer_first_us = mr.xfer_first_us;
     /* Measured but not applied: replaying the traces of bench.sh simulate
      * (RESULTS.md, 2026-11-25) with it moved laplace from -4% to +1% but
      * BT W from +3% to +5..13%: part of a polling waiter's delay overlaps
@@ -487,7 +490,8 @@ int cmd_calibrate(int argc, char **argv)
             "# contention = trace: when replaying a trace, multiply them all by one\n"
             "# factor, the trace's own mean of these times over the model's (how much\n"
             "# more the machine was loaded while that trace was taken); busy_service_us\n"
-            "# applies only with contention = none (the trace's times hold it).\n",
+            "# and xfer_first_us (a PAGE_REPLY that is its rank's first copy of the\n"
+            "# page) apply only with contention = none (the trace's times hold them).\n",
             icpt, slope * 1e3, n, pp, logbuf, poll_measured, target, rmr_model, bar_target,
             bar_model);
     free(logbuf);
