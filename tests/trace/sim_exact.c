@@ -10,6 +10,12 @@
  *     rank 0's communication thread receives and wakes the waiter;
  *   - a barrier of two ranks through rank 0's communication thread;
  *   - a shared link serialises two transfers;
+ *   - the busy-home rule (busy_service_us): a page request to a home whose
+ *     application thread computes on a host with no free core waits that
+ *     long; to an idle home, with a free core, or a sleeping requester
+ *     leaving one, it does not;
+ *   - a rank's first copy of a page (xfer_first_us) against a later one,
+ *     and its measurement in a trace;
  *   - a waiting thread that receives its own reply, under both service_at,
  *     with measured transfer times (xfer_us, xfer_wait_us), and with
  *     costs = trace, which measures them in the trace and gives back the
@@ -452,6 +458,151 @@ static void shared_cores(void)
     }
 }
 
+/* Busy home.  One host, two ranks.  Rank 0 computes 100 us, faults on a
+ * page of rank 1 and sends PAGE_REQ at 100 us, then polls in its wait and
+ * receives the PAGE_REPLY itself (direct transport).  Rank 1's application
+ * thread computes from 0 to 105 us and from 105 to 1000 us (traced), its
+ * communication thread serves the request.  Model: latency 10 us, all else
+ * 0, busy_service_us 50:
+ *   cores 2: at 110 us rank 1 computes and rank 0 polls: 2 threads run on 2
+ *   cores, no core is free: the request is taken at 160, the reply arrives
+ *   at 170: rank 0's fault takes 70 us;
+ *   cores 4: a free core: taken at 110, fault 20 us;
+ *   the requester's wait slept (0x40): only 1 thread runs: 20 us;
+ *   rank 1's compute ends at 50 us (it is finished at 110): 20 us;
+ *   a host per rank and cores 0 (a core per rank): rank 1's core is busy:
+ *   70 us; contention = trace (the trace's times hold the wait): 20 us. */
+static void busy_home_case(int slept, uint64_t home_end, struct tr_trace *t)
+{
+    struct rk rk[2];
+    memset(rk, 0, sizeof rk);
+    uint64_t ka = 40 | (uint64_t)9 << 32, kr = 16384 | (uint64_t)9 << 32, kb = 5;
+    struct th *a0 = &rk[0].t[0], *a1 = &rk[1].t[0], *c1 = &rk[1].t[1];
+    ev(a0, 0, DSM_TR_THREAD, 0, -1, 0, 0);
+    ev(a0, 0, DSM_TR_INIT, 0, -1, 0, 0);
+    ev(a0, 100 * US, DSM_TR_COMPUTE, 0, -1, 100 * US, 100 * US);
+    ev(a0, 100 * US, DSM_TR_FAULT_BEGIN, 0, 1, 5, 0);
+    ev(a0, 100 * US, DSM_TR_SEND, 1, 1, ka, kb);
+    ev(a0, 100 * US, DSM_TR_WAIT_BEGIN, 1, -1, 9, 0);
+    ev(a0, 400 * US, DSM_TR_RECV, 2, 1, kr, kb);
+    ev(a0, 400 * US, DSM_TR_COMPLETE, 1, -1, 9, 0);
+    ev(a0, 400 * US, DSM_TR_HANDLED, 2, 1, 0, 0);
+    ev(a0, 400 * US, DSM_TR_WAIT_END, 1 | (slept ? 0x40 : 0), -1, 9, 0);
+    ev(a0, 400 * US, DSM_TR_FAULT_END, 0, 1, 5, 0);
+    ev(a0, 400 * US, DSM_TR_FINALIZE, 0, -1, 0, 0);
+    ev(a1, 0, DSM_TR_THREAD, 0, -1, 0, 0);
+    ev(a1, 0, DSM_TR_INIT, 0, -1, 0, 0);
+    if (home_end > 105 * US) {
+        ev(a1, 105 * US, DSM_TR_COMPUTE, 0, -1, 105 * US, 105 * US);
+        ev(a1, home_end, DSM_TR_COMPUTE, 0, -1, home_end - 105 * US, home_end - 105 * US);
+    } else {
+        ev(a1, home_end, DSM_TR_COMPUTE, 0, -1, home_end, home_end);
+    }
+    ev(a1, home_end, DSM_TR_FINALIZE, 0, -1, 0, 0);
+    ev(c1, 0, DSM_TR_THREAD, 1, -1, 0, 0);
+    ev(c1, 300 * US, DSM_TR_RECV, 1, 0, ka, kb);
+    ev(c1, 300 * US, DSM_TR_SEND, 2, 0, kr, kb);
+    ev(c1, 300 * US, DSM_TR_HANDLED, 1, 0, 0, 0);
+    one_host = 1;
+    save_load("busy", rk, 2, t);
+    one_host = 0;
+}
+
+static double busy_fault(const struct tr_trace *t, int cores, int rph, int contention)
+{
+    struct model m;
+    struct sim_result r;
+    model_defaults(&m);
+    m.latency_us = 10;
+    m.busy_service_us = 50;
+    m.cores = cores;
+    m.ranks_per_host = rph;
+    m.contention_from_trace = contention;
+    run(t, &m, &r);
+    double f = r.r[0].b.fault;
+    sim_result_free(&r);
+    return f;
+}
+
+static void busy_home(void)
+{
+    struct tr_trace t;
+    busy_home_case(0, 1000 * US, &t);
+    expect("busy home, cores 2: rank 0 fault", busy_fault(&t, 2, 0, 0), 70e-6);
+    expect("busy home, cores 4 (a free core)", busy_fault(&t, 4, 0, 0), 20e-6);
+    expect("busy home, a host per rank, a core each", busy_fault(&t, 0, 1, 0), 70e-6);
+    expect("busy home, contention = trace: no rule", busy_fault(&t, 2, 0, 1), 20e-6);
+    tr_free(&t);
+    busy_home_case(1, 1000 * US, &t);
+    expect("busy home, the requester sleeps (a core free)", busy_fault(&t, 2, 0, 0), 20e-6);
+    tr_free(&t);
+    busy_home_case(0, 50 * US, &t);
+    expect("idle home (done computing at 50 us)", busy_fault(&t, 2, 0, 0), 20e-6);
+    tr_free(&t);
+}
+
+/* First copy.  Rank 0 fetches page 5 from rank 1 twice: faults at 100 us
+ * and (after 100 us of compute) again; its waiting thread receives each
+ * reply.  Rank 1's application thread is done at 10 us; its communication
+ * thread serves both.  Model: latency 10 us, xfer_wait_us.PAGE_REPLY 10,
+ * xfer_first_us 30, all else 0:
+ *   request at 100 arrives 110, served at once; the reply is rank 0's
+ *   first copy of page 5: received at 110 + 30 = 140 (fault 40 us); compute
+ *   to 240; request arrives 250, reply received 250 + 10 = 260 (fault 20
+ *   us): run 260 us.  Without xfer_first_us: 20 + 20, run 240 us.
+ *   Measured in the trace: the first reply took 50 us (150 to 200), the
+ *   second 30 (320 to 350): xfer_first_us 50, xfer_wait_us.PAGE_REPLY 40. */
+static void first_copy(void)
+{
+    struct rk rk[2];
+    struct tr_trace t;
+    struct model m;
+    struct sim_result r;
+    memset(rk, 0, sizeof rk);
+    uint64_t ka = 40 | (uint64_t)9 << 32, kr = 16384 | (uint64_t)9 << 32, kb = 5;
+    struct th *a0 = &rk[0].t[0], *a1 = &rk[1].t[0], *c1 = &rk[1].t[1];
+    ev(a0, 0, DSM_TR_THREAD, 0, -1, 0, 0);
+    ev(a0, 0, DSM_TR_INIT, 0, -1, 0, 0);
+    ev(c1, 0, DSM_TR_THREAD, 1, -1, 0, 0);
+    for (int i = 0; i < 2; i++) {
+        uint64_t t0 = (i ? 300 : 100) * US, tr = (i ? 350 : 200) * US;
+        ev(a0, t0, DSM_TR_COMPUTE, 0, -1, 100 * US, 100 * US);
+        ev(a0, t0, DSM_TR_FAULT_BEGIN, 0, 1, 5, 0);
+        ev(a0, t0, DSM_TR_SEND, 1, 1, ka, kb);
+        ev(a0, t0, DSM_TR_WAIT_BEGIN, 1, -1, 9, 0);
+        ev(a0, tr, DSM_TR_RECV, 2, 1, kr, kb);
+        ev(a0, tr, DSM_TR_COMPLETE, 1, -1, 9, 0);
+        ev(a0, tr, DSM_TR_HANDLED, 2, 1, 0, 0);
+        ev(a0, tr, DSM_TR_WAIT_END, 1, -1, 9, 0);
+        ev(a0, tr, DSM_TR_FAULT_END, 0, 1, 5, 0);
+        ev(c1, (i ? 320 : 150) * US, DSM_TR_RECV, 1, 0, ka, kb);
+        ev(c1, (i ? 320 : 150) * US, DSM_TR_SEND, 2, 0, kr, kb);
+        ev(c1, (i ? 320 : 150) * US, DSM_TR_HANDLED, 1, 0, 0, 0);
+    }
+    ev(a0, 350 * US, DSM_TR_FINALIZE, 0, -1, 0, 0);
+    ev(a1, 0, DSM_TR_THREAD, 0, -1, 0, 0);
+    ev(a1, 0, DSM_TR_INIT, 0, -1, 0, 0);
+    ev(a1, 10 * US, DSM_TR_COMPUTE, 0, -1, 10 * US, 10 * US);
+    ev(a1, 10 * US, DSM_TR_FINALIZE, 0, -1, 0, 0);
+    save_load("first", rk, 2, &t);
+    model_defaults(&m);
+    m.latency_us = 10;
+    m.xfer_us[XFER_TO_WAITER][2] = 10;
+    run(&t, &m, &r);
+    expect("first copy: no xfer_first_us, run", r.run_s, 240e-6);
+    sim_result_free(&r);
+    m.xfer_first_us = 30;
+    run(&t, &m, &r);
+    expect("first copy: xfer_first_us 30, run", r.run_s, 260e-6);
+    expect("first copy: rank 0 fault", r.r[0].b.fault, 60e-6);
+    sim_result_free(&r);
+    model_defaults(&m);
+    sim_trace_costs(&t, &m, NULL, NULL, NULL);
+    expect("first copy: measured xfer_first_us", m.xfer_first_us, 50);
+    expect("first copy: measured xfer_wait_us.PAGE_REPLY", m.xfer_us[XFER_TO_WAITER][2], 40);
+    tr_free(&t);
+}
+
 /* Measured transfer times (xfer_us, xfer_wait_us) on the self-receive
  * trace of self_receive(): built there, replayed here. */
 static void measured_xfer(const struct tr_trace *t)
@@ -497,6 +648,8 @@ int main(void)
     shared_link();
     self_receive();
     shared_cores();
+    busy_home();
+    first_copy();
     rmdir(dir);
     if (failures) {
         fprintf(stderr, "sim_exact: %d checks failed\n", failures);

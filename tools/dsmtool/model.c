@@ -52,6 +52,8 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         { "service_us", offsetof(struct model, service_us) },
         { "wake_us", offsetof(struct model, wake_us) },
         { "poll_us", offsetof(struct model, poll_us) },
+        { "busy_service_us", offsetof(struct model, busy_service_us) },
+        { "xfer_first_us", offsetof(struct model, xfer_first_us) },
         { "fault_us", offsetof(struct model, fault_us) },
         { "cpu_factor", offsetof(struct model, cpu_factor) },
         { "net_factor", offsetof(struct model, net_factor) },
@@ -142,7 +144,9 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         return 0;
     }
     return fail(err, errlen, "unknown key '%s' (known: name, send_us, recv_us, latency_us, "
-                "byte_ns, bandwidth_mbs, self_us, service_us, wake_us, poll_us, fault_us, cpu_factor, "
+                "byte_ns, bandwidth_mbs, self_us, service_us, wake_us, poll_us, busy_service_us, "
+                "xfer_first_us, "
+                "fault_us, cpu_factor, "
                 "net_factor, link, compute, cores, ranks_per_host, service_at, bg_threads, costs, contention, "
                 "xfer_us.TYPE, xfer_wait_us.TYPE)", k);
 }
@@ -201,6 +205,10 @@ void model_print(const struct model *m, FILE *out)
             m->service_any ? "any" : "comm");
     if (m->poll_us > 0)
         fprintf(out, "poll_us = %.3f\n", m->poll_us);
+    if (m->busy_service_us > 0)
+        fprintf(out, "busy_service_us = %.3f\n", m->busy_service_us);
+    if (m->xfer_first_us > 0)
+        fprintf(out, "xfer_first_us = %.3f\n", m->xfer_first_us);
     if (m->bg_from_trace)
         fprintf(out, "bg_threads = trace\n");
     else if (m->bg_threads > 0)

@@ -25,6 +25,8 @@ struct model {
     double service_us;     /* an idle communication thread notices a message */
     double wake_us;        /* a thread asleep waiting for a reply is woken */
     double poll_us;        /* a thread polling for a reply sees another's completion */
+    double busy_service_us; /* a page request waits at a computing home with no free core */
+    double xfer_first_us;  /* send to receive of a PAGE_REPLY that is the rank's first copy */
     double fault_us;       /* added per fault (trap, protection change) */
     double cpu_factor;     /* compute and protocol work: target time / traced time */
     double net_factor;     /* multiplies latency and byte_ns (sweep's axis) */

@@ -9,7 +9,11 @@
  *     also a thread receiving in a wait), service_us more; but with a
  *     measured xfer_us / xfer_wait_us for its type, an idle receiver
  *     takes it that long after the SEND instead;
- *     the receiver then spends recv_us;
+ *     a PAGE_REPLY that is its rank's first copy of the page takes
+ *     xfer_first_us instead (firstcopy.c);
+ *     the receiver then spends recv_us; a page request to a communication
+ *     thread whose rank computes on a host with no free core, busy_service_us
+ *     more (busy.c);
  *   - a WAIT_END waits for the COMPLETE that ended it (the handling of the
  *     last reply), plus, when another thread completed it, wake_us if the
  *     waiter slept and poll_us if it polled;
@@ -34,49 +38,9 @@
 #include <string.h>
 
 #include "sim.h"
+#include "sim_int.h"
 
 
-
-struct thr {
-    struct tr_thread *th;
-    int rank, idx;
-    size_t base;            /* global index of event 0 */
-    size_t next;            /* next event to replay */
-    double cur;             /* ns: time after the last replayed event */
-    int depth, in_handler, in_wait;
-    int in_pool;            /* computing on its host's shared cores */
-    double rem;             /* ns of CPU work left in the pool */
-};
-
-/* A host's cores under processor sharing (compute = cpu, cores > 0): every
- * runnable thread progresses at min(1, cores / runnable), runnable being
- * the application threads of the host's ranks in a compute interval plus
- * bg_threads of other programs. */
-struct host {
-    double t;               /* ns: members' rem is as of this time */
-    int n;                  /* members */
-    double bg;
-};
-
-struct sim {
-    const struct tr_trace *t;
-    const struct model *m;  /* &mm: the model, with costs = trace applied */
-    struct model mm;
-    struct host *host;
-    int nhost, *host_of;    /* per rank */
-    int ps;                 /* processor sharing on */
-    struct thr *thr;
-    int nthr;
-    size_t nev;
-    double *T;              /* replay time per event (ns), NAN until done */
-    double *A;              /* per SEND: the message's arrival time (ns) */
-    long *dep;              /* global index of the event it waits for, or -1 */
-    double *ratio;          /* per event: cpu/wall of its compute interval */
-    long *wait_head;        /* per event: first blocked thread + 1 (list) */
-    long *wait_next;        /* per thread: next blocked on the same event */
-    double link_free, *out_free, *in_free;
-    int *heap; int nheap; int *in_heap;
-};
 
 /* ---- matching ---- */
 
@@ -97,18 +61,6 @@ static int cmp_key(const void *a, const void *b)
     if (x->t != y->t) return x->t < y->t ? -1 : 1;
     if (x->is_recv != y->is_recv) return x->is_recv - y->is_recv;
     return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int is_enter(int k)
-{
-    return k == DSM_TR_FAULT_BEGIN || k == DSM_TR_BARRIER_ENTER || k == DSM_TR_LOCK_REQ ||
-           k == DSM_TR_LOCK_RELEASE || k == DSM_TR_ATOMIC_BEGIN || k == DSM_TR_FINALIZE;
-}
-
-static int is_leave(int k)
-{
-    return k == DSM_TR_FAULT_END || k == DSM_TR_BARRIER_LEAVE || k == DSM_TR_LOCK_GRANT ||
-           k == DSM_TR_LOCK_RELEASED || k == DSM_TR_ATOMIC_END || k == DSM_TR_INIT;
 }
 
 static int build_deps(struct sim *s, long *unmatched_recvs, long *unmatched_waits)
@@ -273,8 +225,8 @@ static void compute_ratios(struct sim *s)
 static void trace_costs(const struct sim *s, struct model *m, FILE *log,
                         long n[2][MODEL_NTYPES], long nwake[2])
 {
-    double sum[2][MODEL_NTYPES] = { { 0 } }, wsum[2] = { 0, 0 };
-    long wn[2] = { 0, 0 };
+    double sum[2][MODEL_NTYPES] = { { 0 } }, wsum[2] = { 0, 0 }, fsum = 0;
+    long wn[2] = { 0, 0 }, fn = 0;
     memset(n, 0, 2 * MODEL_NTYPES * sizeof n[0][0]);
     for (int i = 0; i < s->nthr; i++) {
         const struct thr *h = &s->thr[i];
@@ -290,6 +242,10 @@ static void trace_costs(const struct sim *s, struct model *m, FILE *log,
                         snd = &s->thr[j].th->ev[d - (long)s->thr[j].base];
                 if (snd && h->th->ev[k - 1].t <= snd->t && e->t >= snd->t) {
                     int w = comm ? XFER_TO_COMM : XFER_TO_WAITER;
+                    if (s->first && s->first[h->base + k]) {
+                        fsum += (double)(e->t - snd->t);     /* firstcopy.c */
+                        fn++;
+                    }
                     sum[w][e->sub] += (double)(e->t - snd->t);
                     n[w][e->sub]++;
                 }
@@ -327,6 +283,12 @@ static void trace_costs(const struct sim *s, struct model *m, FILE *log,
                             tr_msg_name(ty), w ? "to a waiting thread" : "to a comm thread",
                             n[w][ty], m->xfer_us[w][ty]);
             }
+    if (fn) {
+        m->xfer_first_us = fmax(fsum / (double)fn * 1e-3, 1e-3);
+        if (log)
+            fprintf(log, "# PAGE_REPLY that is its rank's first copy of the page: %ld idle "
+                    "receives, mean %.1f us\n", fn, m->xfer_first_us);
+    }
     nwake[0] = wn[0];
     nwake[1] = wn[1];
     if (wn[0]) {
@@ -439,7 +401,13 @@ static int setup_hosts(struct sim *s)
 
 /* ---- the heap of threads by current time ---- */
 
-static int hless(struct sim *s, int a, int b) { return s->thr[a].cur < s->thr[b].cur; }
+/* A thread's place in the heap: its current time, or later if deferred. */
+static double hkey(const struct sim *s, int i)
+{
+    return s->thr[i].cur > s->thr[i].defer ? s->thr[i].cur : s->thr[i].defer;
+}
+
+static int hless(struct sim *s, int a, int b) { return hkey(s, a) < hkey(s, b); }
 
 static void hpush(struct sim *s, int i)
 {
@@ -593,7 +561,8 @@ static void commit(struct sim *s, int hi, double T)
 }
 
 /* Replay thread h's next event if its dependency is done: 1 done, 0
- * blocked, 2 computing in its host's pool (commit when it finishes). */
+ * blocked, 2 computing in its host's pool (commit when it finishes), 3
+ * deferred until the replay reaches h->defer (busy.c). */
 static int step(struct sim *s, int hi)
 {
     struct thr *h = &s->thr[hi];
@@ -618,6 +587,8 @@ static int step(struct sim *s, int hi)
             int w = comm ? XFER_TO_COMM : XFER_TO_WAITER;
             double x = e->sub < MODEL_NTYPES ? m->xfer_us[w][e->sub] : 0;
             int idle = (comm || h->in_wait) && !h->in_handler;
+            if (s->first_on && s->first[gid])
+                x = m->xfer_first_us;           /* a rank's first copy (firstcopy.c) */
             T = arr;
             if (idle && x > 0 && s->T[d] + x * 1e3 > h->cur) {
                 /* measured: send to receive at an idle receiver */
@@ -631,6 +602,15 @@ static int step(struct sim *s, int hi)
             }
             if (T < h->cur)
                 T = h->cur;
+            if (comm && !h->in_handler && s->busy) {
+                /* a computing home on a host with no free core (busy.c) */
+                double b = busy_delay(s, h->rank, e->sub, T);
+                if (b < 0) {
+                    h->defer = T;
+                    return 3;
+                }
+                T += b;
+            }
         } else {
             T = h->cur + gap * m->cpu_factor;
         }
@@ -823,6 +803,12 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     }
     service_send_deps(&s);
     compute_ratios(&s);
+    if (first_setup(&s)) {
+        snprintf(err, errlen, "out of memory for the replay");
+        return -1;
+    }
+    /* With costs or contention from the trace, its own times hold it. */
+    s.first_on = m->xfer_first_us > 0 && !m->costs_from_trace && !m->contention_from_trace;
     s.mm = *m;
     s.m = &s.mm;
     if (m->costs_from_trace || m->contention_from_trace) {
@@ -862,7 +848,7 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
             out->contention = k;
         }
     }
-    if (setup_hosts(&s)) {
+    if (setup_hosts(&s) || busy_setup(&s)) {
         snprintf(err, errlen, "out of memory for the replay");
         return -1;
     }
@@ -875,7 +861,7 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     for (;;) {
         double ft = INFINITY;
         int pi = s.ps ? pool_next(&s, &ft) : -1;
-        if (pi >= 0 && (s.nheap == 0 || ft <= s.thr[s.heap[0]].cur)) {
+        if (pi >= 0 && (s.nheap == 0 || ft <= hkey(&s, s.heap[0]))) {
             /* a compute interval on shared cores ends first */
             struct thr *h = &s.thr[pi];
             int hid = s.host_of[h->rank];
@@ -895,6 +881,8 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
         if (h->next >= h->th->n)
             continue;
         int rc = step(&s, hi);
+        if (rc == 3)
+            hpush(&s, hi);
         if (rc == 1) {
             done++;
             if (h->next < h->th->n)
@@ -902,6 +890,7 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
         }
     }
     out->events = (long)done;
+    out->busy_recvs = s.busy_n;
     if (done != s.nev) {
         snprintf(err, errlen, "the replay stopped after %zu of %zu events: the trace's "
                  "dependencies form a cycle (a corrupt or mixed-up trace)", done, s.nev);
@@ -925,7 +914,7 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     finish(t, out);
     free(s.thr); free(s.T); free(s.A); free(s.dep); free(s.ratio); free(s.wait_head);
     free(s.wait_next); free(s.heap); free(s.in_heap); free(s.out_free); free(s.in_free);
-    free(s.host); free(s.host_of);
+    free(s.host); free(s.host_of); free(s.gcls); free(s.first);
     return 0;
 }
 
@@ -937,9 +926,10 @@ int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
     memset(&s, 0, sizeof s);
     s.t = t;
     s.m = m;
-    if (sim_threads(&s, t) || build_deps(&s, &ur, &uw)) {
+    if (sim_threads(&s, t) || build_deps(&s, &ur, &uw) || first_setup(&s)) {
         free(s.thr);
         free(s.dep);
+        free(s.first);
         return -1;
     }
     long cnt[2][MODEL_NTYPES], wn[2];
@@ -961,6 +951,7 @@ int sim_trace_costs(const struct tr_trace *t, struct model *m, FILE *log,
     }
     free(s.thr);
     free(s.dep);
+    free(s.first);
     return 0;
 }
 

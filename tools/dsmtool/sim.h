@@ -28,6 +28,7 @@ struct sim_result {
     struct sim_rank *r;
     long events, unmatched_recvs, unmatched_waits;
     double contention;               /* contention = trace: the factor applied */
+    long busy_recvs;                 /* page requests that waited busy_service_us */
 };
 
 /* The same quantities from the trace as recorded (no model). */

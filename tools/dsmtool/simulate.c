@@ -123,10 +123,11 @@ int cmd_simulate(int argc, char **argv)
                "\"rmr_ms\":%.4f,\"measured_barrier_ms\":%.4f,\"barrier_ms\":%.4f,"
                "\"compute_s\":%.6f,\"fault_s\":%.6f,\"barrier_s\":%.6f,\"lock_s\":%.6f,"
                "\"atomic_s\":%.6f,\"other_s\":%.6f,\"unmatched_recvs\":%ld,"
-               "\"unmatched_waits\":%ld,\"contention\":%.4f}\n",
+               "\"unmatched_waits\":%ld,\"contention\":%.4f,\"busy_recvs\":%ld}\n",
                c.m.name, t.nranks, meas.run_s, pred.run_s, err, meas.rmr_ms, pred.rmr_ms,
                meas.barrier_ms, pred.barrier_ms, bp.compute, bp.fault, bp.barrier, bp.lock,
-               bp.atomic, bp.other, pred.unmatched_recvs, pred.unmatched_waits, pred.contention);
+               bp.atomic, bp.other, pred.unmatched_recvs, pred.unmatched_waits, pred.contention,
+               pred.busy_recvs);
     } else {
         printf("dsmtool simulate: %d ranks, model %s\n", t.nranks, c.m.name);
         printf("%-10s %10s %9s %10s %10s %10s %10s %10s %10s %10s\n", "", "run_s", "rmr_ms",
@@ -147,6 +148,9 @@ int cmd_simulate(int argc, char **argv)
         if (c.m.contention_from_trace)
             printf("contention = trace: the model's transfer and wake-up times x %.3f, as "
                    "measured in this trace\n", pred.contention);
+        if (pred.busy_recvs)
+            printf("busy homes: %ld page requests reached a computing home on a host with no "
+                   "free core (+%.1f us each)\n", pred.busy_recvs, c.m.busy_service_us);
         if (pred.unmatched_recvs || pred.unmatched_waits)
             printf("warning: %ld receives and %ld waits had no matching send or reply "
                    "(replayed as traced)\n", pred.unmatched_recvs, pred.unmatched_waits);
@@ -317,9 +321,36 @@ static int json_metric(const char *path, const char *name, const char *field, do
     return -1;
 }
 
+/* --busy FILE (benchmarks/micro/rmr_busy's output): busy_service_us, the
+ * extra time of an RMR whose home computes (rmr_busy_us - rmr_idle_us, in
+ * the same run), and cores, this machine's, which decide when a host has
+ * no free core.  Says what it took on log. */
+static void calibrate_busy(struct model *m, const char *busy, FILE *log)
+{
+    double extra, b = 0, i = 0, nb = 0;
+    long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!busy)
+        return;
+    if (json_metric(busy, "busy_extra_us", NULL, 0, &extra)) {
+        fprintf(stderr, "dsmtool: calibrate: no busy_extra_us line in %s (run "
+                "benchmarks/micro/rmr_busy into it)\n", busy);
+        exit(1);
+    }
+    json_metric(busy, "rmr_busy_us", NULL, 0, &b);
+    json_metric(busy, "rmr_idle_us", NULL, 0, &i);
+    json_metric(busy, "busy_reads", NULL, 0, &nb);
+    m->busy_service_us = extra > 0 ? extra : 0;
+    m->cores = nproc > 0 ? (int)nproc : 0;
+    fprintf(log, "# measured by rmr_busy (%s): RMR to a computing home %.1f us (%.0f reads),\n"
+            "# to a home waiting in a barrier %.1f us: busy_service_us = the difference;\n"
+            "# cores = %d (this machine's; compute = wall does not share them)\n",
+            busy, b, nb, i, m->cores);
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     const char *pp = NULL, *rmr = NULL, *rmr_tr = NULL, *bar = NULL, *bar_tr = NULL, *out = NULL;
+    const char *busy = NULL;
     for (int i = 0; i < argc; i++) {
         const char **dst = NULL;
         if (!strcmp(argv[i], "--pingpong")) dst = &pp;
@@ -327,6 +358,7 @@ int cmd_calibrate(int argc, char **argv)
         else if (!strcmp(argv[i], "--rmr-trace")) dst = &rmr_tr;
         else if (!strcmp(argv[i], "--barrier")) dst = &bar;
         else if (!strcmp(argv[i], "--barrier-trace")) dst = &bar_tr;
+        else if (!strcmp(argv[i], "--busy")) dst = &busy;
         else if (!strcmp(argv[i], "-o")) dst = &out;
         else usage_error("calibrate: unknown option %s", argv[i]);
         if (i + 1 >= argc)
@@ -405,6 +437,9 @@ int cmd_calibrate(int argc, char **argv)
         for (int ty = 1; ty < MODEL_NTYPES; ty++)
             m.xfer_us[w][ty] = nr[w][ty] >= nb[w][ty] ? mr.xfer_us[w][ty] : mb.xfer_us[w][ty];
     m.wake_us = wr[0] >= wb[0] ? mr.wake_us : mb.wake_us;
+    /* A rank's first copy of a page (firstcopy.c): the rmr trace's warm-up
+     * round fetches every page for the first time. */
+    m.xfer_first_us = mr.xfer_first_us;
     /* Measured but not applied: replaying the traces of bench.sh simulate
      * (RESULTS.md, 2026-11-25) with it moved laplace from -4% to +1% but
      * BT W from +3% to +5..13%: part of a polling waiter's delay overlaps
@@ -413,6 +448,7 @@ int cmd_calibrate(int argc, char **argv)
     double poll_measured = wr[1] >= wb[1] ? mr.poll_us : mb.poll_us;
     m.poll_us = 0;
     m.service_us = 0;
+    calibrate_busy(&m, busy, log);
     fclose(log);
     struct sim_result chk;
     run_or_die(&t, &m, &chk);
@@ -453,7 +489,9 @@ int cmd_calibrate(int argc, char **argv)
             "replayed %.4f ms\n"
             "# contention = trace: when replaying a trace, multiply them all by one\n"
             "# factor, the trace's own mean of these times over the model's (how much\n"
-            "# more the machine was loaded while that trace was taken).\n",
+            "# more the machine was loaded while that trace was taken); busy_service_us\n"
+            "# and xfer_first_us (a PAGE_REPLY that is its rank's first copy of the\n"
+            "# page) apply only with contention = none (the trace's times hold them).\n",
             icpt, slope * 1e3, n, pp, logbuf, poll_measured, target, rmr_model, bar_target,
             bar_model);
     free(logbuf);

@@ -1,0 +1,85 @@
+/*
+ * sim_int.h - the replay's state, shared by sim.c (the replay), busy.c
+ * (the busy-home rule) and firstcopy.c (a rank's first copy of a page):
+ * threads, hosts and per-event arrays.  Private to
+ * dsmtool.  Single-threaded.
+ */
+#ifndef DSMTOOL_SIM_INT_H
+#define DSMTOOL_SIM_INT_H
+
+#include "model.h"
+#include "tracefile.h"
+
+struct thr {
+    struct tr_thread *th;
+    int rank, idx;
+    size_t base;            /* global index of event 0 */
+    size_t next;            /* next event to replay */
+    double cur;             /* ns: time after the last replayed event */
+    int depth, in_handler, in_wait;
+    int in_pool;            /* computing on its host's shared cores */
+    double rem;             /* ns of CPU work left in the pool */
+    double defer;           /* ns: not stepped before (busy_service_us, busy.c) */
+};
+
+/* A host's cores under processor sharing (compute = cpu, cores > 0): every
+ * runnable thread progresses at min(1, cores / runnable), runnable being
+ * the application threads of the host's ranks in a compute interval plus
+ * bg_threads of other programs. */
+struct host {
+    double t;               /* ns: members' rem is as of this time */
+    int n;                  /* members */
+    double bg;
+};
+
+struct sim {
+    const struct tr_trace *t;
+    const struct model *m;  /* &mm: the model, with costs = trace applied */
+    struct model mm;
+    struct host *host;
+    int nhost, *host_of;    /* per rank */
+    int ps;                 /* processor sharing on */
+    struct thr *thr;
+    int nthr;
+    size_t nev;
+    double *T;              /* replay time per event (ns), NAN until done */
+    double *A;              /* per SEND: the message's arrival time (ns) */
+    long *dep;              /* global index of the event it waits for, or -1 */
+    double *ratio;          /* per event: cpu/wall of its compute interval */
+    long *wait_head;        /* per event: first blocked thread + 1 (list) */
+    long *wait_next;        /* per thread: next blocked on the same event */
+    double link_free, *out_free, *in_free;
+    int *heap; int nheap; int *in_heap;
+    unsigned char *gcls;    /* per event: GAP_* of the gap before it (busy.c) */
+    int busy;               /* the busy-home rule is on (busy.c) */
+    long busy_n;            /* receives it delayed */
+    unsigned char *first;   /* per event: a rank's first PAGE_REPLY of a page (firstcopy.c) */
+    int first_on;           /* replay those with xfer_first_us */
+};
+
+/* Events that open and close a library call on an application thread. */
+static inline int is_enter(int k)
+{
+    return k == DSM_TR_FAULT_BEGIN || k == DSM_TR_BARRIER_ENTER || k == DSM_TR_LOCK_REQ ||
+           k == DSM_TR_LOCK_RELEASE || k == DSM_TR_ATOMIC_BEGIN || k == DSM_TR_FINALIZE;
+}
+
+static inline int is_leave(int k)
+{
+    return k == DSM_TR_FAULT_END || k == DSM_TR_BARRIER_LEAVE || k == DSM_TR_LOCK_GRANT ||
+           k == DSM_TR_LOCK_RELEASED || k == DSM_TR_ATOMIC_END || k == DSM_TR_INIT;
+}
+
+/* What a thread does in the gap before an event (busy.c). */
+enum { GAP_IDLE = 0, GAP_COMPUTE, GAP_RUN };
+
+/* busy.c: set up s->gcls and s->busy (0, or -1 out of memory). */
+int  busy_setup(struct sim *s);
+/* busy.c: the extra ns before a communication thread of rank may take a
+ * message of type ty at time t (0: none); -1 if the replay has not yet
+ * reached t on that rank's host and the receive must wait (defer). */
+double busy_delay(struct sim *s, int rank, int ty, double t);
+/* firstcopy.c: set s->first (0, or -1 out of memory). */
+int  first_setup(struct sim *s);
+
+#endif
