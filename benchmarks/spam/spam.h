@@ -117,12 +117,13 @@ void spam_plist_push(struct spam_plist *l, int32_t i, int32_t j);
 void spam_sort_cell(const struct spam_geom *g, int col, int row, const long *start,
                     const long *count, struct spam_plist *l);
 
-/* Force of one pair on i (fx, fy; the opposite acts on j), if within R.
- * Returns 1 when computed (a "force computation" of Tables 3 and 5). */
-static inline int spam_pair_force(const double *x, const double *y, double ly,
-                                  int32_t i, int32_t j, double *fx, double *fy)
+/* Force on a particle at (xi, yi) from one at (xj, yj) (fx, fy; the
+ * opposite acts on j), if within R.  Returns 1 when computed (a "force
+ * computation" of Tables 3 and 5). */
+static inline int spam_force_xy(double xi, double yi, double xj, double yj, double ly,
+                                double *fx, double *fy)
 {
-    double dx = x[i] - x[j], dy = spam_wrap_dy(y[i] - y[j], ly);
+    double dx = xi - xj, dy = spam_wrap_dy(yi - yj, ly);
     double rr = dx * dx + dy * dy, w;
     if (rr >= SPAM_R * SPAM_R)
         return 0;
@@ -130,6 +131,13 @@ static inline int spam_pair_force(const double *x, const double *y, double ly,
     *fx = -w * dx;
     *fy = -w * dy;
     return 1;
+}
+
+/* The same for particles i and j of coordinate arrays x, y. */
+static inline int spam_pair_force(const double *x, const double *y, double ly,
+                                  int32_t i, int32_t j, double *fx, double *fy)
+{
+    return spam_force_xy(x[i], y[i], x[j], y[j], ly, fx, fy);
 }
 
 /* Runge-Kutta 4 bookkeeping of one particle after stage s (0..3), with the
