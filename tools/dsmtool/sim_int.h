@@ -1,11 +1,14 @@
 /*
  * sim_int.h - the replay's state, shared by sim.c (the replay), busy.c
- * (the busy-home rule) and firstcopy.c (a rank's first copy of a page):
+ * (the busy-home rule), firstcopy.c (a rank's first copy of a page) and
+ * tracecost.c (costs and message pairs read from a trace):
  * threads, hosts and per-event arrays.  Private to
  * dsmtool.  Single-threaded.
  */
 #ifndef DSMTOOL_SIM_INT_H
 #define DSMTOOL_SIM_INT_H
+
+#include <stdio.h>
 
 #include "model.h"
 #include "tracefile.h"
@@ -56,6 +59,27 @@ struct sim {
     unsigned char *first;   /* per event: a rank's first PAGE_REPLY of a page (firstcopy.c) */
     int first_on;           /* replay those with xfer_first_us */
 };
+
+/* The thread whose events include global index gid, or NULL. */
+static inline const struct thr *sim_owner(const struct sim *s, long gid)
+{
+    for (int j = 0; j < s->nthr; j++)
+        if (gid >= (long)s->thr[j].base && gid < (long)(s->thr[j].base + s->thr[j].th->n))
+            return &s->thr[j];
+    return NULL;
+}
+
+/* sim.c: the thread table and dependency array of trace t (s->thr, s->nev,
+ * s->dep); the dependencies; the hosts; a host's other load from the
+ * trace (host_bg: the runnable threads of other programs, and with share
+ * the CPU share its compute got).  0, or -1 out of memory. */
+int  sim_threads(struct sim *s, const struct tr_trace *t);
+int  build_deps(struct sim *s, long *unmatched_recvs, long *unmatched_waits);
+int  setup_hosts(struct sim *s);
+double host_bg(const struct sim *s, int hid, double *share);
+/* tracecost.c: the trace's own mean costs into m (sim.h, sim_trace_costs). */
+void trace_costs(const struct sim *s, struct model *m, FILE *log,
+                 long n[2][MODEL_NTYPES], long nwake[2]);
 
 /* Events that open and close a library call on an application thread. */
 static inline int is_enter(int k)
