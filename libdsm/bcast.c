@@ -16,13 +16,13 @@
  *  2. the root makes its copy of every page current: a page it neither homes
  *     nor holds a valid copy of is fetched from its home (a read fault);
  *  3. one broadcast from a copy of the root's system view, made before any
- *     receiver can leave the broadcast (root_snapshot).  A node receives
+ *     receiver can leave the broadcast (chunk_buffers).  A node receives
  *     the pages it does not home into its system view (their application
  *     view is still PROT_NONE or read-only, so nobody sees a half-written
  *     page); the pages it homes go to their twin slots, which are free
  *     between barriers, so the master copies are never written by the
  *     broadcast (a chunk with a twin in use, DSM_CHECK=races, goes to a
- *     private buffer instead: receiver_buffers);
+ *     private buffer instead: chunk_buffers);
  *  4. a node makes the pages it does not home READ_ONLY; a home adds every
  *     other node to the copyset of its pages and write-protects them, so that
  *     its own next write traps and becomes a write notice.
@@ -49,9 +49,10 @@ struct bcast_op {
     size_t nchunks;
     MPI_Request *reqs;
     MPI_Datatype *types;         /* per chunk, MPI_DATATYPE_NULL if contiguous */
-    unsigned char **src;         /* root: per chunk, the snapshot it sends */
-    unsigned char **own;         /* per chunk, a malloc'd buffer or NULL: the root's
-                                    snapshot, a receiver's receive buffer */
+    unsigned char **buf;         /* per chunk: the contiguous buffer it is sent from
+                                    (root) or received into (a receiver; NULL: in
+                                    place, recv_type) */
+    unsigned char **own;         /* per chunk: buf if malloc'd (freed after), or NULL */
 };
 
 /* Chunk k of o: pages [*p, *p + *n). */
@@ -114,11 +115,10 @@ static void bcast_start(struct dsm_coll *c)
         size_t p, n;
         chunk_of(o, k, &p, &n);
         int rc;
-        o->types[k] = g->rank == o->root || o->own[k] ? MPI_DATATYPE_NULL : recv_type(p, n);
-        if (g->rank == o->root || o->own[k])
-            rc = MPI_Ibcast(g->rank == o->root ? o->src[k] : o->own[k],
-                            (int)(n << g->page_shift), MPI_BYTE, o->root, g->comm,
-                            &o->reqs[k]);
+        o->types[k] = o->buf[k] ? MPI_DATATYPE_NULL : recv_type(p, n);
+        if (o->buf[k])
+            rc = MPI_Ibcast(o->buf[k], (int)(n << g->page_shift), MPI_BYTE, o->root,
+                            g->comm, &o->reqs[k]);
         else if (o->types[k] == MPI_DATATYPE_NULL)
             rc = MPI_Ibcast(dsm__sys_page(p), (int)(n << g->page_shift), MPI_BYTE,
                             o->root, g->comm, &o->reqs[k]);
@@ -218,24 +218,10 @@ static int twin_in_use(size_t p, size_t n)
     return 0;
 }
 
-/* Step 3, at a receiver: a chunk with such a page is received into a
- * private buffer (bcast_start) instead of the system view and twin slots. */
-static void receiver_buffers(struct bcast_op *o)
-{
-    struct dsm_global *g = &dsm__g;
-
-    for (size_t k = 0; k < o->nchunks; k++) {
-        size_t p, n;
-        chunk_of(o, k, &p, &n);
-        o->own[k] = NULL;
-        if (twin_in_use(p, n) && !(o->own[k] = malloc(n << g->page_shift)))
-            dsm__fatal("out of private memory for dsm_bcast's buffer of %zu pages", n);
-    }
-}
-
-/* After the broadcast, such a chunk's pages that this node does not home go
- * to the system view (their application view is still PROT_NONE or
- * read-only); those it homes are dropped (its master copy is current). */
+/* At a receiver, after the broadcast: a chunk received into a private
+ * buffer (chunk_buffers) puts the pages this node does not home into the
+ * system view (their application view is still PROT_NONE or read-only);
+ * those it homes are dropped (its master copy is current). */
 static void receiver_unpack(const struct bcast_op *o)
 {
     struct dsm_global *g = &dsm__g;
@@ -243,34 +229,34 @@ static void receiver_unpack(const struct bcast_op *o)
     for (size_t k = 0; k < o->nchunks; k++) {
         size_t p, n;
         chunk_of(o, k, &p, &n);
-        if (!o->own[k])
+        if (!o->buf[k])
             continue;
         for (size_t i = 0; i < n; i++)
             if (g->pages[p + i].home != g->rank)
-                memcpy(dsm__sys_page(p + i), o->own[k] + (i << g->page_shift),
+                memcpy(dsm__sys_page(p + i), o->buf[k] + (i << g->page_shift),
                        g->page_size);
     }
 }
 
-/* Step 3, at the root: copy the range out of the system view and broadcast
- * the copy.  The system view of a page the root homes is the master copy,
- * which the communication thread changes under the broadcast as soon as a
- * receiver has left it, written, and released (a lock release sends its
- * diff at once).  A buffer changed during a nonblocking collective is
- * erroneous in MPI, and MPI may write the root's buffer too: MPICH's default
- * on one host (sched_smp) sends from a root other than local rank 0 to that
- * rank and broadcasts from there to everyone, the root included; its
- * scatter-allgather algorithms give the root back the pieces the others
- * received.  Either way the words sent came back over a diff applied
- * meanwhile, and the diff was lost at the home (found by the stress test;
- * tests/mpi/bcast.c, step 10).  The copy is exact: no receiver can leave
- * before the root has started to send, so no diff for the range reaches the
- * root before this copy is made.  The copy goes to the pages' twin slots,
- * which are free after the barrier (twins live from a write fault to the
- * next release), except a home page twinned for DSM_CHECK=races and never
- * released (DSM_PF_NOTRAP, segment.c): a chunk with one of those gets a
- * private copy instead. */
-static void root_snapshot(struct bcast_op *o)
+/* Step 3: each chunk's buffer.  The root copies the range out of its
+ * system view and broadcasts the copy.  The system view of a page the root
+ * homes is the master copy, which the communication thread changes under
+ * the broadcast as soon as a receiver has left it, written, and released (a
+ * lock release sends its diff at once).  A buffer changed during a
+ * nonblocking collective is erroneous in MPI, and MPI may write the root's
+ * buffer too: MPICH's default on one host (sched_smp) sends from a root
+ * other than local rank 0 to that rank and broadcasts from there to
+ * everyone, the root included; its scatter-allgather algorithms give the
+ * root back the pieces the others received.  Either way the words sent came
+ * back over a diff applied meanwhile, and the diff was lost at the home
+ * (found by the stress test; tests/mpi/bcast.c, step 10).  The copy is
+ * exact: no receiver can leave before the root has started to send, so no
+ * diff for the range reaches the root before this copy is made.  The copy
+ * goes to the pages' twin slots, which are free after the barrier (twins
+ * live from a write fault to the next release).  A receiver receives in
+ * place (recv_type: its own pages to their twin slots).  Except: a chunk
+ * with a twin in use (twin_in_use) gets a private buffer at every node. */
+static void chunk_buffers(struct bcast_op *o, int root)
 {
     struct dsm_global *g = &dsm__g;
 
@@ -278,14 +264,14 @@ static void root_snapshot(struct bcast_op *o)
         size_t p, n;
         chunk_of(o, k, &p, &n);
         o->own[k] = NULL;
-        o->src[k] = dsm__twin_page(p);
+        o->buf[k] = root ? dsm__twin_page(p) : NULL;
         if (twin_in_use(p, n)) {
-            o->own[k] = malloc(n << g->page_shift);
-            if (!o->own[k])
-                dsm__fatal("out of private memory for dsm_bcast's copy of %zu pages", n);
-            o->src[k] = o->own[k];
+            if (!(o->own[k] = malloc(n << g->page_shift)))
+                dsm__fatal("out of private memory for dsm_bcast's buffer of %zu pages", n);
+            o->buf[k] = o->own[k];
         }
-        memcpy(o->src[k], dsm__sys_page(p), n << g->page_shift);
+        if (root)
+            memcpy(o->buf[k], dsm__sys_page(p), n << g->page_shift);
     }
 }
 
@@ -332,7 +318,7 @@ static void install(size_t first, size_t count, int root)
     }
     dsm__pb_flush(&pb);
     if (twin_in_use(first, count))
-        return;     /* keep the slots (root_snapshot, receiver_unpack) */
+        return;     /* keep the slots (chunk_buffers) */
     if (scratch || g->rank == root) {
         /* Give back the twin slots used as scratch for our own pages, or
          * at the root for the copy it sent. */
@@ -366,14 +352,11 @@ void dsm__bcast(void *addr, size_t len, int root)
     o.nchunks = (count + per - 1) / per;
     o.reqs = malloc(o.nchunks * sizeof *o.reqs);
     o.types = malloc(o.nchunks * sizeof *o.types);
-    o.src = malloc(o.nchunks * sizeof *o.src);
+    o.buf = malloc(o.nchunks * sizeof *o.buf);
     o.own = calloc(o.nchunks, sizeof *o.own);
-    if (!o.reqs || !o.types || !o.src || !o.own)
+    if (!o.reqs || !o.types || !o.buf || !o.own)
         dsm__fatal("out of private memory for dsm_bcast");
-    if (g->rank == root)
-        root_snapshot(&o);
-    else
-        receiver_buffers(&o);
+    chunk_buffers(&o, g->rank == root);
     dsm__comm_collective(&o.c);
     if (g->rank != root)
         receiver_unpack(&o);
@@ -381,7 +364,7 @@ void dsm__bcast(void *addr, size_t len, int root)
         free(o.own[k]);
     free(o.reqs);
     free(o.types);
-    free(o.src);
+    free(o.buf);
     free(o.own);
     install(first, count, root);
 }
