@@ -103,6 +103,27 @@ static size_t page_size_from_env(void)
 
 struct rtt { double mean, median; long iters; };
 
+/* Rank 0: one round trip, the reply into page i mod npages of buf. */
+static void round_trip(char *buf, long npages, size_t psz, long i)
+{
+    char req[REQ_BYTES] = { 0 };
+    MPI_Send(req, REQ_BYTES, MPI_BYTE, 1, TAG_REQ, bench.comm);
+    MPI_Recv(buf + (size_t)(i % npages) * psz, (int)psz, MPI_BYTE, 1, TAG_REP, bench.comm,
+             MPI_STATUS_IGNORE);
+}
+
+/* Rank 1: answer round trips first .. first + count - 1, each with page
+ * i mod npages of buf. */
+static void answer(const char *buf, long npages, size_t psz, long first, long count)
+{
+    char req[REQ_BYTES];
+    for (long i = first; i < first + count; i++) {
+        MPI_Recv(req, REQ_BYTES, MPI_BYTE, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
+        MPI_Send(buf + (size_t)(i % npages) * psz, (int)psz, MPI_BYTE, 0, TAG_REP,
+                 bench.comm);
+    }
+}
+
 /* Round trips between ranks 0 and 1: rank 0 sends a 12-byte request, rank 1
  * answers with a page.  Round trip i moves page i mod npages of an
  * npages-page buffer on each side, as an RMR round moves npages distinct
@@ -112,7 +133,6 @@ struct rtt { double mean, median; long iters; };
 static struct rtt measure_rtt(size_t psz, long npages)
 {
     struct rtt r = { 0, 0, 0 };
-    char req[REQ_BYTES] = { 0 };
     char *buf = aligned_alloc(4096, (size_t)npages * psz);
     double *t = malloc((size_t)opt_rtt_iters * sizeof *t);
     long warm = opt_rtt_iters / 10 + 10, iters = opt_rtt_iters, i;
@@ -121,39 +141,28 @@ static struct rtt measure_rtt(size_t psz, long npages)
     if (!buf || !t)
         bench_fatal("out of memory");
     memset(buf, 0x5a, (size_t)npages * psz);
-#define PAGE_I(i) (buf + (size_t)((i) % npages) * psz)
     if (bench.rank == 0) {
         tw = bench_now();
-        for (i = 0; i < warm; i++) {
-            MPI_Send(req, REQ_BYTES, MPI_BYTE, 1, TAG_REQ, bench.comm);
-            MPI_Recv(PAGE_I(i), (int)psz, MPI_BYTE, 1, TAG_REP, bench.comm, MPI_STATUS_IGNORE);
-        }
+        for (i = 0; i < warm; i++)
+            round_trip(buf, npages, psz, i);
         tw = (bench_now() - tw) / (double)warm;
         if (tw * (double)iters > 1.0)
             iters = (long)(1.0 / tw) > 20 ? (long)(1.0 / tw) : 20;
         MPI_Send(&iters, 1, MPI_LONG, 1, TAG_REQ, bench.comm);
         for (i = 0; i < iters; i++) {
             t0 = bench_now();
-            MPI_Send(req, REQ_BYTES, MPI_BYTE, 1, TAG_REQ, bench.comm);
-            MPI_Recv(PAGE_I(i), (int)psz, MPI_BYTE, 1, TAG_REP, bench.comm, MPI_STATUS_IGNORE);
+            round_trip(buf, npages, psz, i);
             t[i] = bench_now() - t0;
         }
         r.mean = bench_mean(t, (size_t)iters);
         r.median = bench_median(t, (size_t)iters);
         r.iters = iters;
     } else if (bench.rank == 1) {
-        for (i = 0; i < warm; i++) {
-            MPI_Recv(req, REQ_BYTES, MPI_BYTE, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
-            MPI_Send(PAGE_I(i), (int)psz, MPI_BYTE, 0, TAG_REP, bench.comm);
-        }
+        answer(buf, npages, psz, 0, warm);
         MPI_Recv(&iters, 1, MPI_LONG, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
-        for (i = 0; i < iters; i++) {
-            MPI_Recv(req, REQ_BYTES, MPI_BYTE, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
-            MPI_Send(PAGE_I(i), (int)psz, MPI_BYTE, 0, TAG_REP, bench.comm);
-        }
+        answer(buf, npages, psz, 0, iters);
         r.iters = iters;
     }
-#undef PAGE_I
     free(t);
     free(buf);
     return r;
@@ -246,7 +255,6 @@ static long raw_npages, raw_i;
 
 static void raw_handler(int sig, siginfo_t *si, void *ctx)
 {
-    char req[REQ_BYTES] = { 0 };
     char *a = si->si_addr;
 
     (void)ctx;
@@ -254,9 +262,7 @@ static void raw_handler(int sig, siginfo_t *si, void *ctx)
         signal(sig, SIG_DFL);
         return;
     }
-    MPI_Send(req, REQ_BYTES, MPI_BYTE, 1, TAG_REQ, bench.comm);
-    MPI_Recv(raw_buf + (size_t)(raw_i % raw_npages) * raw_psz, (int)raw_psz, MPI_BYTE, 1,
-             TAG_REP, bench.comm, MPI_STATUS_IGNORE);
+    round_trip(raw_buf, raw_npages, raw_psz, raw_i);
     if (mprotect(raw_trap + (size_t)(a - raw_trap) / raw_psz * raw_psz, raw_psz, PROT_READ) != 0)
         signal(sig, SIG_DFL);
 }
@@ -264,7 +270,6 @@ static void raw_handler(int sig, siginfo_t *si, void *ctx)
 static double measure_raw_rmr(size_t psz, long npages, long iters)
 {
     struct sigaction sa, old;
-    char req[REQ_BYTES];
     double t = 0, t0;
     volatile long sink = 0;
     long i, warm = npages;
@@ -274,11 +279,7 @@ static double measure_raw_rmr(size_t psz, long npages, long iters)
         if (!page)
             bench_fatal("out of memory");
         memset(page, 0x5a, (size_t)npages * psz);
-        for (i = 0; i < warm + iters; i++) {
-            MPI_Recv(req, REQ_BYTES, MPI_BYTE, 0, TAG_REQ, bench.comm, MPI_STATUS_IGNORE);
-            MPI_Send(page + (size_t)(i % npages) * psz, (int)psz, MPI_BYTE, 0, TAG_REP,
-                     bench.comm);
-        }
+        answer(page, npages, psz, 0, warm + iters);
         free(page);
         return 0;
     }
