@@ -194,6 +194,15 @@ DSM_HIDDEN void dsm__waiter_add_expected(uint32_t id, int n);
 extern uint32_t dsm__waiting DSM_HIDDEN;
 /* Of those, the ones asleep: only the communication thread can wake them. */
 extern uint32_t dsm__sleepers DSM_HIDDEN;
+/* Of the polling waiters, those in a barrier, a lock acquire or a
+ * collective: waits that may be long, and that wake the communication
+ * thread when they end or go to sleep. */
+extern uint32_t dsm__polling_long DSM_HIDDEN;
+/* The communication thread's sleep while an application thread polls for
+ * itself (comm.c, standby_ns): while only short waits poll, and while a
+ * long one does (bounded only for the watchdog's sake). */
+#define DSM_STANDBY_NS      1000000
+#define DSM_STANDBY_LONG_NS 100000000
 /* Adaptive polling: how long a waiter or the communication thread keeps
  * polling (yielding the CPU between polls) after the last event before it
  * sleeps.  Longer waits are not latency-critical, and polling through them

@@ -33,6 +33,7 @@ static int nfree;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 uint32_t dsm__waiting;
 uint32_t dsm__sleepers;
+uint32_t dsm__polling_long;
 
 static inline void cpu_relax(void)
 {
@@ -49,6 +50,7 @@ int dsm__waiter_init(void)
         free_ids[nfree++] = (uint32_t)i;
     }
     dsm__waiting = 0;
+    dsm__polling_long = 0;
     return 0;
 }
 
@@ -133,6 +135,10 @@ void dsm__waiter_wait(uint32_t id)
     const int adaptive = dsm__g.cfg.poll == DSM_POLL_ADAPTIVE;
     const int self_progress = dsm__g.ops->waiter_progress;
     const uint64_t spin_ns = (uint64_t)(dsm__g.cfg.spin_us < 20 ? dsm__g.cfg.spin_us : 20) * 1000;
+    /* A wait that may be long and polls: the communication thread stands
+     * by until it ends or sleeps (comm.c, standby_ns). */
+    const int polls_long = self_progress && adaptive &&
+        (w->kind == DSM_WAIT_BARRIER || w->kind == DSM_WAIT_GRANT || w->kind == DSM_WAIT_COLL);
     uint64_t t0 = 0;
     unsigned long i;
     int slept = 0;     /* for the trace: this wait slept (a wake-up cost) */
@@ -144,6 +150,8 @@ void dsm__waiter_wait(uint32_t id)
         return;
     }
     __atomic_fetch_add(&dsm__waiting, 1, __ATOMIC_SEQ_CST);
+    if (polls_long)
+        __atomic_fetch_add(&dsm__polling_long, 1, __ATOMIC_SEQ_CST);
     for (i = 0;; i++) {
         if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
             break;
@@ -168,7 +176,11 @@ void dsm__waiter_wait(uint32_t id)
             else if (idle < DSM_POLL_WINDOW_NS)
                 sched_yield();
             else {
+                if (polls_long)
+                    __atomic_fetch_sub(&dsm__polling_long, 1, __ATOMIC_SEQ_CST);
                 sleep_on(w, 1000000);   /* the communication thread polls */
+                if (polls_long)
+                    __atomic_fetch_add(&dsm__polling_long, 1, __ATOMIC_SEQ_CST);
                 slept = 1;
             }
             continue;
@@ -188,6 +200,11 @@ void dsm__waiter_wait(uint32_t id)
         slept = 1;
     }
     __atomic_fetch_sub(&dsm__waiting, 1, __ATOMIC_SEQ_CST);
+    if (polls_long) {
+        /* Nobody may poll now: the communication thread must not stand by. */
+        __atomic_fetch_sub(&dsm__polling_long, 1, __ATOMIC_SEQ_CST);
+        dsm__comm_wake();
+    }
     DSM_TRACE(DSM_TR_WAIT_END, w->kind | (slept ? 0x40 : 0), -1, id, 0);
 }
 

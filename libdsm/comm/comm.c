@@ -378,6 +378,29 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* How long the idle communication thread sleeps.  While an application
+ * thread polls MPI itself (direct, multiple, rma), that thread serves every
+ * request, and each timed wake-up of ours on a full node takes a core from
+ * a thread on some reply's path (on 2 cores with 2 ranks, nearly every one
+ * made an RMR take 20-100 us instead of 11): stand by.  Until woken while
+ * a thread polls in a barrier, a lock acquire or a collective: such a wait
+ * wakes us when it ends or goes to sleep (waiter.c).  For 1 ms while only
+ * waits for a page or acks poll: they end often and without a word, and
+ * then requests would wait for us.  Called after comm_sleeping is set: a
+ * long wait that ends meanwhile either sees it and wakes us, or is seen
+ * here as ended. */
+static long standby_ns(long idle_ns)
+{
+    uint32_t pollers = __atomic_load_n(&dsm__waiting, __ATOMIC_SEQ_CST) -
+                       __atomic_load_n(&dsm__sleepers, __ATOMIC_SEQ_CST);
+
+    if (!dsm__g.ops->waiter_progress || !pollers)
+        return idle_ns;
+    if (__atomic_load_n(&dsm__polling_long, __ATOMIC_SEQ_CST))
+        return DSM_STANDBY_LONG_NS;
+    return DSM_STANDBY_NS;
+}
+
 static void *comm_main(void *arg)
 {
     const int adaptive = dsm__g.cfg.poll == DSM_POLL_ADAPTIVE;
@@ -429,15 +452,12 @@ static void *comm_main(void *arg)
         }
         /* Idle, or waiting long: sleep until woken by local work or for a
          * bounded time (20 us doubling to 200 us), so that requests from
-         * other nodes are still answered promptly.  Under the direct
-         * transport a thread that polls for itself serves them meanwhile. */
+         * other nodes are still answered promptly. */
         uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_SEQ_CST);
         __atomic_store_n(&comm_sleeping, 1, __ATOMIC_SEQ_CST);
+        long ns = standby_ns(sleep_ns);
         if (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_SEQ_CST)) {
-            uint32_t pollers = __atomic_load_n(&dsm__waiting, __ATOMIC_RELAXED) -
-                               __atomic_load_n(&dsm__sleepers, __ATOMIC_RELAXED);
-            long ns = dsm__g.ops->waiter_progress && pollers ? 1000000 : sleep_ns;
-            struct timespec ts = { 0, ns };
+            struct timespec ts = { ns / 1000000000, ns % 1000000000 };
             syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
         }
         __atomic_store_n(&comm_sleeping, 0, __ATOMIC_SEQ_CST);
