@@ -42,6 +42,10 @@
  * trip and the mprotect), and rmr_over_raw_rmr = rmr_us / raw_rmr_us, the
  * DSM protocol's own share; raw_rmr_us exceeds floor_us by what a fault
  * costs the round trip that follows it.
+ * Each timed read is also timed on its own: rmr_median_us and rmr_p99_us
+ * (the median and 99th percentile), against floor_median_us (the median
+ * round trip + fault_us) as rmr_median_over_floor_median.  The mean is what
+ * the targets compare; the median says how much of it is the tail.
  * It also reports lock_wait_per_rmr_us: the time rank 0's application
  * thread waited for libdsm's MPI mutex per RMR (DSM_COMM=direct only).
  *
