@@ -5,7 +5,8 @@
  * Pure: reads the array it is given and fills a struct, so that the unit
  * tests can feed it any environment.  Any variable whose name starts with
  * DSM_ must be known and well formed: a typo must not silently fall back to
- * a default.
+ * a default.  Also whether the host is full (dsm__host_full), a rule on
+ * the variables and the host, tested the same way.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -235,3 +236,12 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
             (unsigned long)cfg->base, cfg->page_size);
     return 0;
 }
+
+int dsm__host_full(const struct dsm_config *cfg, const struct dsm_host *h)
+{
+    unsigned per_rank = cfg->threads_per_rank + 1;   /* + the communication thread */
+
+    return (h->my_cpus && per_rank > h->my_cpus) ||
+           (h->online_cpus && h->ranks * per_rank > h->online_cpus);
+}
+

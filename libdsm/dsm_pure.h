@@ -173,6 +173,18 @@ struct dsm_config {
  * a complete message (what is wrong and what to do) in err. */
 DSM_HIDDEN int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                                  size_t os_page, char *err, size_t errlen);
+
+/* Where a node's threads run: its host's ranks (MPI_COMM_TYPE_SHARED), the
+ * host's online CPUs and the CPUs this process may run on. */
+struct dsm_host {
+    unsigned ranks, online_cpus, my_cpus;
+};
+/* Whether the host is full: each rank runs cfg->threads_per_rank application
+ * threads and a communication thread, and there are more such threads than
+ * CPUs (on the host, or for this process where it is bound to fewer).  The
+ * statistics report says so: there the communication thread's spin
+ * (DSM_SPIN_US) takes a core from a compute thread (libdsm(7), POLLING). */
+DSM_HIDDEN int dsm__host_full(const struct dsm_config *cfg, const struct dsm_host *h);
 /* Parse a size with an optional K/M/G/T suffix (binary).  0 or -DSM_EINVAL. */
 DSM_HIDDEN int dsm__parse_size(const char *s, size_t *out);
 

@@ -167,6 +167,11 @@ void dsm__stats_print_all(FILE *out, int json)
         fprintf(out, "libdsm statistics: %d nodes, comm=%s, poll=%s, page %zu bytes\n",
                 g->nodes, g->ops->name, g->cfg.poll == DSM_POLL_SPIN ? "spin" : "adaptive",
                 g->page_size);
+        fprintf(out, "host of rank 0: %u rank%s x (%u + 1) threads on %u CPUs (%s), "
+                "DSM_SPIN_US=%u\n",
+                g->host.ranks, g->host.ranks == 1 ? "" : "s", g->cfg.threads_per_rank,
+                g->host.online_cpus, dsm__host_full(&g->cfg, &g->host) ? "full" : "not full",
+                g->cfg.spin_us);
         fprintf(out, "%6s %8s %8s %7s %8s %8s %9s %7s %9s %8s %10s %9s %7s %9s\n",
                 "rank", "rfaults", "wfaults", "rmr", "rmr_ms", "pages", "MB_fetch",
                 "diffs", "diff_KB", "barriers", "barrier_ms", "msgs/bar", "locks",

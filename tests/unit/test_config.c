@@ -195,6 +195,29 @@ static void test_numbers(void **state)
     assert_int_equal(one_ok("DSM_SPIN_US=1").spin_us, 1);
 }
 
+/* dsm__host_full: each rank runs its application threads and a
+ * communication thread; the host is full when they outnumber its CPUs, or a
+ * rank's own CPUs where it is bound to fewer. */
+static void test_host_full(void **state)
+{
+    struct dsm_config c = one_ok("TERM=xterm"), omp3 = one_ok("DSM_THREADS_PER_RANK=3");
+    struct dsm_host two_on_two = { 2, 2, 2 }, one_on_two = { 1, 2, 2 };
+    struct dsm_host two_on_eight = { 2, 8, 8 }, four_on_eight = { 4, 8, 8 };
+    struct dsm_host five_on_eight = { 5, 8, 8 }, bound_one = { 1, 8, 1 };
+    struct dsm_host unknown = { 1, 0, 0 };
+
+    (void)state;
+    assert_true(dsm__host_full(&c, &two_on_two));
+    assert_false(dsm__host_full(&c, &one_on_two));
+    assert_false(dsm__host_full(&c, &two_on_eight));
+    assert_false(dsm__host_full(&c, &four_on_eight));
+    assert_true(dsm__host_full(&c, &five_on_eight));
+    assert_false(dsm__host_full(&omp3, &two_on_eight));
+    assert_true(dsm__host_full(&omp3, &four_on_eight));
+    assert_true(dsm__host_full(&c, &bound_one));
+    assert_false(dsm__host_full(&c, &unknown));
+}
+
 static void test_prefetch(void **state)
 {
     (void)state;
@@ -446,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_bad_base),
         cmocka_unit_test(test_bad_numbers),
         cmocka_unit_test(test_timeouts),
+        cmocka_unit_test(test_host_full),
         cmocka_unit_test(test_shim_vars),
         cmocka_unit_test(test_bad_among_good),
         cmocka_unit_test(test_err_buffer_bounds),
