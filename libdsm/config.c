@@ -244,4 +244,3 @@ int dsm__host_full(const struct dsm_config *cfg, const struct dsm_host *h)
     return (h->my_cpus && per_rank > h->my_cpus) ||
            (h->online_cpus && h->ranks * per_rank > h->online_cpus);
 }
-
