@@ -45,7 +45,6 @@ struct dsm_global {
     int own_mpi;                     /* we called MPI_Init_thread */
     MPI_Comm comm;                   /* our duplicate of MPI_COMM_WORLD */
     const struct dsm_comm_ops *ops;
-    struct dsm_host host;            /* where this node's threads run */
 
     /* vm.c */
     int memfd;

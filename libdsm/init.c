@@ -7,8 +7,6 @@
  * handler, and finally the communication thread.  dsm_finalize undoes it
  * after a last barrier.  Both run on one thread of each process.
  */
-#define _GNU_SOURCE
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,25 +33,6 @@ static void must(int rc, const char *what)
     if (rc)
         dsm__fatal("%s failed (%s)", what,
                    rc == -DSM_ENOMEM ? "out of memory" : "system error");
-}
-
-/* How many ranks share this host and how many CPUs they have (the
- * statistics report says whether the host is full: dsm__host_full). */
-static void host_probe(struct dsm_host *h)
-{
-    MPI_Comm local;
-    cpu_set_t set;
-    int n = 1;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-
-    if (MPI_Comm_split_type(dsm__g.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) ==
-        MPI_SUCCESS) {
-        MPI_Comm_size(local, &n);
-        MPI_Comm_free(&local);
-    }
-    h->ranks = (unsigned)n;
-    h->online_cpus = online > 0 ? (unsigned)online : 0;
-    h->my_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 0;
 }
 
 /* A process that ends with status 0 while libdsm runs skipped
@@ -132,7 +111,6 @@ int dsm_init(int *argc, char ***argv)
     case DSM_COMM_RMA:      g->ops = &dsm__comm_rma; break;
     default:                g->ops = &dsm__comm_queue; break;
     }
-    host_probe(&g->host);
 
     ok = dsm__vm_init() == 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, g->comm);

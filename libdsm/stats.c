@@ -5,12 +5,16 @@
  * no ordering needed because they are only read at report time.  The report
  * gathers every node's counters to node 0 (MPI_Gather on the library's
  * communicator, called by the application thread) and prints one line per
- * node and a total, as text or as one JSON object per line.
+ * node and a total, as text or as one JSON object per line; the text
+ * report also says whether node 0's host is full (dsm__host_full).
  */
+#define _GNU_SOURCE
 #include <inttypes.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dsm_internal.h"
 
@@ -139,12 +143,33 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
     }
 }
 
+/* How many ranks share this host and how many CPUs they have.  Collective
+ * (MPI_Comm_split_type), like the report that uses it. */
+static void host_probe(struct dsm_host *h)
+{
+    MPI_Comm local;
+    cpu_set_t set;
+    int n = 1;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (MPI_Comm_split_type(dsm__g.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) ==
+        MPI_SUCCESS) {
+        MPI_Comm_size(local, &n);
+        MPI_Comm_free(&local);
+    }
+    h->ranks = (unsigned)n;
+    h->online_cpus = online > 0 ? (unsigned)online : 0;
+    h->my_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 0;
+}
+
 void dsm__stats_print_all(FILE *out, int json)
 {
     struct dsm_global *g = &dsm__g;
     const size_t nf = sizeof(struct dsm_stats_raw) / sizeof(uint64_t);
     struct dsm_stats_raw mine, *all = NULL, total;
+    struct dsm_host host;
 
+    host_probe(&host);
     snapshot(&mine);
     if (g->rank == 0) {
         all = calloc((size_t)g->nodes, sizeof *all);
@@ -169,8 +194,8 @@ void dsm__stats_print_all(FILE *out, int json)
                 g->page_size);
         fprintf(out, "host of rank 0: %u rank%s x (%u + 1) threads on %u CPUs (%s), "
                 "DSM_SPIN_US=%u\n",
-                g->host.ranks, g->host.ranks == 1 ? "" : "s", g->cfg.threads_per_rank,
-                g->host.online_cpus, dsm__host_full(&g->cfg, &g->host) ? "full" : "not full",
+                host.ranks, host.ranks == 1 ? "" : "s", g->cfg.threads_per_rank,
+                host.online_cpus, dsm__host_full(&g->cfg, &host) ? "full" : "not full",
                 g->cfg.spin_us);
         fprintf(out, "%6s %8s %8s %7s %8s %8s %9s %7s %9s %8s %10s %9s %7s %9s\n",
                 "rank", "rfaults", "wfaults", "rmr", "rmr_ms", "pages", "MB_fetch",
