@@ -5,8 +5,9 @@
  * Pure: reads the array it is given and fills a struct, so that the unit
  * tests can feed it any environment.  Any variable whose name starts with
  * DSM_ must be known and well formed: a typo must not silently fall back to
- * a default.  Also whether the host is full (dsm__host_full), a rule on
- * the variables and the host, tested the same way.
+ * a default.  Also two rules on the variables and the host, tested the
+ * same way: whether the host is full (dsm__host_full) and the spin a node
+ * uses (dsm__spin_us_for).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -92,6 +93,7 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
     cfg->home = DSM_HOME_BLOCK;
     cfg->max_locks = DSM_DEFAULT_MAX_LOCKS;
     cfg->spin_us = DSM_DEFAULT_SPIN_US;
+    cfg->spin_us_set = 0;
     cfg->threads_per_rank = 1;
     cfg->stack_size = DSM_DEFAULT_STACK_SIZE;
     cfg->check_races = 0;
@@ -167,6 +169,7 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                 return fail(err, errlen,
                     "DSM_SPIN_US=%s: bad value; give microseconds from 0 to 1000000", v);
             cfg->spin_us = (unsigned)n;
+            cfg->spin_us_set = 1;
         } else if (IS("DSM_THREADS_PER_RANK")) {
             unsigned long n;
             if (parse_uint(v, 64, &n) || n == 0)
@@ -243,4 +246,16 @@ int dsm__host_full(const struct dsm_config *cfg, const struct dsm_host *h)
 
     return (h->my_cpus && per_rank > h->my_cpus) ||
            (h->online_cpus && h->ranks * per_rank > h->online_cpus);
+}
+
+unsigned dsm__spin_us_for(const struct dsm_config *cfg, const struct dsm_host *h)
+{
+    unsigned apps = cfg->threads_per_rank;
+
+    if (cfg->spin_us_set)
+        return cfg->spin_us;
+    if ((h->my_cpus && apps > h->my_cpus) ||
+        (h->online_cpus && h->ranks * apps > h->online_cpus))
+        return 0;
+    return DSM_DEFAULT_SPIN_US;
 }

@@ -71,9 +71,16 @@ struct dsm_global {
 
     pthread_t comm_thread;
     int comm_stop;
+
+    /* host.c: this node's host, probed by dsm_init */
+    struct dsm_host host;
 };
 
 extern struct dsm_global dsm__g DSM_HIDDEN;
+
+/* ---- host.c --------------------------------------------------------------- */
+/* This host's ranks and CPUs (collective over dsm__g.comm). */
+DSM_HIDDEN void dsm__host_probe(struct dsm_host *h);
 
 /* ---- error.c -------------------------------------------------------------- */
 /* Print "libdsm[rank N]: <message>" and end the whole job with exit status 1. */

@@ -144,6 +144,7 @@ struct dsm_config {
     enum dsm_home_policy home;    /* DSM_HOME: block or cyclic */
     int      max_locks;           /* DSM_MAX_LOCKS */
     unsigned spin_us;             /* DSM_SPIN_US: adaptive polling spin phase */
+    int      spin_us_set;         /* DSM_SPIN_US was given (else dsm__spin_us_for) */
     /* Read by the OpenMP shim (ompshim(7)); parsed here with the rest. */
     unsigned threads_per_rank;    /* DSM_THREADS_PER_RANK */
     size_t   stack_size;          /* DSM_STACK_SIZE: each OpenMP thread's stack */
@@ -185,6 +186,12 @@ struct dsm_host {
  * statistics report says so: there the communication thread's spin
  * (DSM_SPIN_US) takes a core from a compute thread (libdsm(7), POLLING). */
 DSM_HIDDEN int dsm__host_full(const struct dsm_config *cfg, const struct dsm_host *h);
+/* The spin (DSM_SPIN_US) a node uses: the variable's value where it was
+ * given; otherwise DSM_DEFAULT_SPIN_US while the host's application threads
+ * (its ranks x cfg->threads_per_rank) fit its CPUs and this process's own,
+ * and 0 where they outnumber them: there every spin takes a core from a
+ * thread that computes or must answer (libdsm(7), POLLING). */
+DSM_HIDDEN unsigned dsm__spin_us_for(const struct dsm_config *cfg, const struct dsm_host *h);
 /* Parse a size with an optional K/M/G/T suffix (binary).  0 or -DSM_EINVAL. */
 DSM_HIDDEN int dsm__parse_size(const char *s, size_t *out);
 

@@ -3,6 +3,7 @@
  *
  * dsm_init: MPI (ours or the caller's, which must give MPI_THREAD_MULTIPLE),
  * configuration from DSM_* variables, agreement of all nodes on it, the
+ * host (its ranks and CPUs choose the spin, DSM_SPIN_US), the
  * region at the same address everywhere, page table, allocator, fault
  * handler, and finally the communication thread.  dsm_finalize undoes it
  * after a last barrier.  Both run on one thread of each process.
@@ -96,6 +97,9 @@ int dsm_init(int *argc, char ***argv)
     agree("DSM_MAX_LOCKS", (uint64_t)g->cfg.max_locks);
     agree("DSM_HOME", g->cfg.home);
     agree("DSM_STATS", g->cfg.stats);
+    /* The spin, unless DSM_SPIN_US gives it, from the host (config.c). */
+    dsm__host_probe(&g->host);
+    g->cfg.spin_us = dsm__spin_us_for(&g->cfg, &g->host);
     must(dsm__watchdog_init(), "setting up failure reports");
     on_exit(exit_check, NULL);
 

@@ -10,11 +10,9 @@
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "dsm_internal.h"
 
@@ -143,33 +141,13 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
     }
 }
 
-/* How many ranks share this host and how many CPUs they have.  Collective
- * (MPI_Comm_split_type), like the report that uses it. */
-static void host_probe(struct dsm_host *h)
-{
-    MPI_Comm local;
-    cpu_set_t set;
-    int n = 1;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-
-    if (MPI_Comm_split_type(dsm__g.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) ==
-        MPI_SUCCESS) {
-        MPI_Comm_size(local, &n);
-        MPI_Comm_free(&local);
-    }
-    h->ranks = (unsigned)n;
-    h->online_cpus = online > 0 ? (unsigned)online : 0;
-    h->my_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 0;
-}
-
 void dsm__stats_print_all(FILE *out, int json)
 {
     struct dsm_global *g = &dsm__g;
     const size_t nf = sizeof(struct dsm_stats_raw) / sizeof(uint64_t);
     struct dsm_stats_raw mine, *all = NULL, total;
-    struct dsm_host host;
+    const struct dsm_host *host = &g->host;
 
-    host_probe(&host);
     snapshot(&mine);
     if (g->rank == 0) {
         all = calloc((size_t)g->nodes, sizeof *all);
@@ -193,10 +171,10 @@ void dsm__stats_print_all(FILE *out, int json)
                 g->nodes, g->ops->name, g->cfg.poll == DSM_POLL_SPIN ? "spin" : "adaptive",
                 g->page_size);
         fprintf(out, "host of rank 0: %u rank%s x (%u + 1) threads on %u CPUs (%s), "
-                "DSM_SPIN_US=%u\n",
-                host.ranks, host.ranks == 1 ? "" : "s", g->cfg.threads_per_rank,
-                host.online_cpus, dsm__host_full(&g->cfg, &host) ? "full" : "not full",
-                g->cfg.spin_us);
+                "DSM_SPIN_US=%u (%s)\n",
+                host->ranks, host->ranks == 1 ? "" : "s", g->cfg.threads_per_rank,
+                host->online_cpus, dsm__host_full(&g->cfg, host) ? "full" : "not full",
+                g->cfg.spin_us, g->cfg.spin_us_set ? "set" : "auto");
         fprintf(out, "%6s %8s %8s %7s %8s %8s %9s %7s %9s %8s %10s %9s %7s %9s\n",
                 "rank", "rfaults", "wfaults", "rmr", "rmr_ms", "pages", "MB_fetch",
                 "diffs", "diff_KB", "barriers", "barrier_ms", "msgs/bar", "locks",
