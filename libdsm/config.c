@@ -250,12 +250,9 @@ int dsm__host_full(const struct dsm_config *cfg, const struct dsm_host *h)
 
 unsigned dsm__spin_us_for(const struct dsm_config *cfg, const struct dsm_host *h)
 {
-    unsigned apps = cfg->threads_per_rank;
-
     if (cfg->spin_us_set)
         return cfg->spin_us;
-    if ((h->my_cpus && apps > h->my_cpus) ||
-        (h->online_cpus && h->ranks * apps > h->online_cpus))
+    if (h->online_cpus && h->ranks > h->online_cpus)
         return 0;
     return DSM_DEFAULT_SPIN_US;
 }

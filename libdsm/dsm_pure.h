@@ -187,10 +187,11 @@ struct dsm_host {
  * (DSM_SPIN_US) takes a core from a compute thread (libdsm(7), POLLING). */
 DSM_HIDDEN int dsm__host_full(const struct dsm_config *cfg, const struct dsm_host *h);
 /* The spin (DSM_SPIN_US) a node uses: the variable's value where it was
- * given; otherwise DSM_DEFAULT_SPIN_US while the host's application threads
- * (its ranks x cfg->threads_per_rank) fit its CPUs and this process's own,
- * and 0 where they outnumber them: there every spin takes a core from a
- * thread that computes or must answer (libdsm(7), POLLING). */
+ * given; otherwise DSM_DEFAULT_SPIN_US, or 0 where the host's ranks
+ * outnumber its CPUs: there every spin takes a core from another rank's
+ * thread that computes or must answer (libdsm(7), POLLING; measured with
+ * 3 and 4 ranks on 2 CPUs.  2 ranks of 2 OpenMP threads each on 2 CPUs
+ * were no faster without the spin, so threads do not count). */
 DSM_HIDDEN unsigned dsm__spin_us_for(const struct dsm_config *cfg, const struct dsm_host *h);
 /* Parse a size with an optional K/M/G/T suffix (binary).  0 or -DSM_EINVAL. */
 DSM_HIDDEN int dsm__parse_size(const char *s, size_t *out);

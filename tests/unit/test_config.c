@@ -218,31 +218,30 @@ static void test_host_full(void **state)
     assert_false(dsm__host_full(&c, &unknown));
 }
 
-/* dsm__spin_us_for: DSM_SPIN_US where given; otherwise the default spin
- * while the host's application threads fit its CPUs (and this process's),
- * none where they outnumber them. */
+/* dsm__spin_us_for: DSM_SPIN_US where given; otherwise the default spin,
+ * or none where the host's ranks outnumber its CPUs (threads per rank and
+ * a process's own CPUs do not count). */
 static void test_spin_us_for(void **state)
 {
     struct dsm_config c = one_ok("TERM=xterm"), omp2 = one_ok("DSM_THREADS_PER_RANK=2");
     struct dsm_config set7 = one_ok("DSM_SPIN_US=7"), set50 = one_ok("DSM_SPIN_US=50");
     struct dsm_host two_on_two = { 2, 2, 2 }, three_on_two = { 3, 2, 2 };
     struct dsm_host four_on_two = { 4, 2, 2 }, one_on_two = { 1, 2, 2 };
-    struct dsm_host four_on_eight = { 4, 8, 8 }, bound_one = { 1, 8, 1 };
-    struct dsm_host unknown = { 4, 0, 0 };
+    struct dsm_host eight_on_eight = { 8, 8, 8 }, nine_on_eight = { 9, 8, 8 };
+    struct dsm_host bound_one = { 1, 8, 1 }, unknown = { 4, 0, 0 };
 
     (void)state;
     assert_false(c.spin_us_set);
     assert_true(set7.spin_us_set);
-    assert_int_equal(dsm__spin_us_for(&c, &two_on_two), DSM_DEFAULT_SPIN_US);
     assert_int_equal(dsm__spin_us_for(&c, &one_on_two), DSM_DEFAULT_SPIN_US);
+    assert_int_equal(dsm__spin_us_for(&c, &two_on_two), DSM_DEFAULT_SPIN_US);
     assert_int_equal(dsm__spin_us_for(&c, &three_on_two), 0);
     assert_int_equal(dsm__spin_us_for(&c, &four_on_two), 0);
-    assert_int_equal(dsm__spin_us_for(&c, &four_on_eight), DSM_DEFAULT_SPIN_US);
-    assert_int_equal(dsm__spin_us_for(&omp2, &one_on_two), DSM_DEFAULT_SPIN_US);
-    assert_int_equal(dsm__spin_us_for(&omp2, &two_on_two), 0);
-    assert_int_equal(dsm__spin_us_for(&omp2, &four_on_eight), DSM_DEFAULT_SPIN_US);
-    assert_int_equal(dsm__spin_us_for(&c, &bound_one), DSM_DEFAULT_SPIN_US);
-    assert_int_equal(dsm__spin_us_for(&omp2, &bound_one), 0);
+    assert_int_equal(dsm__spin_us_for(&c, &eight_on_eight), DSM_DEFAULT_SPIN_US);
+    assert_int_equal(dsm__spin_us_for(&c, &nine_on_eight), 0);
+    assert_int_equal(dsm__spin_us_for(&omp2, &two_on_two), DSM_DEFAULT_SPIN_US);
+    assert_int_equal(dsm__spin_us_for(&omp2, &three_on_two), 0);
+    assert_int_equal(dsm__spin_us_for(&omp2, &bound_one), DSM_DEFAULT_SPIN_US);
     assert_int_equal(dsm__spin_us_for(&c, &unknown), DSM_DEFAULT_SPIN_US);
     /* A value given is kept, on any host. */
     assert_int_equal(dsm__spin_us_for(&set7, &four_on_two), 7);
