@@ -6,9 +6,9 @@
  * gathers every node's counters to node 0 (MPI_Gather on the library's
  * communicator, called by the application thread) and prints one line per
  * node and a total, as text or as one JSON object per line; the text
- * report also says whether node 0's host is full (dsm__host_full).
+ * report also says whether node 0's host is full (dsm__host_full) and the
+ * spin its node uses (dsm_init chose it, host.c).
  */
-#define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
