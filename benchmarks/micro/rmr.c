@@ -386,6 +386,13 @@ int main(int argc, char **argv)
         if (dsm_home_of(arr) != 1 || dsm_home_of(arr + (opt_pages - 1) * psz) != 1)
             bench_fatal("pages allocated with DSM_HOME_NODE 1 are homed on %d and %d",
                         dsm_home_of(arr), dsm_home_of(arr + (opt_pages - 1) * psz));
+        /* The home writes its pages in full, as an application's home does:
+         * the rounds below write one word per page, which would leave the
+         * rest of each page unallocated at the home, and the warm-up
+         * round's first copies (which 'dsmtool calibrate' times) would also
+         * pay the home's kernel allocating it. */
+        if (bench.rank == 1)
+            memset(arr, 0x5a, (size_t)opt_pages * psz);
 
         for (round = 0; round < rounds; round++) {
             if (bench.rank == 1)
