@@ -5,9 +5,10 @@
  * Pure: reads the array it is given and fills a struct, so that the unit
  * tests can feed it any environment.  Any variable whose name starts with
  * DSM_ must be known and well formed: a typo must not silently fall back to
- * a default.  Also two rules on the variables and the host, tested the
- * same way: whether the host is full (dsm__host_full) and the spin a node
- * uses (dsm__spin_us_for).
+ * a default.  Also three rules on the variables and the host, tested the
+ * same way: whether the host is full (dsm__host_full), the spin a node's
+ * waiting threads use (dsm__spin_us_for) and its communication thread's
+ * (dsm__comm_spin_us_for).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -255,4 +256,13 @@ unsigned dsm__spin_us_for(const struct dsm_config *cfg, const struct dsm_host *h
     if (h->online_cpus && h->ranks > h->online_cpus)
         return 0;
     return DSM_DEFAULT_SPIN_US;
+}
+
+unsigned dsm__comm_spin_us_for(const struct dsm_config *cfg, const struct dsm_host *h)
+{
+    unsigned spin = dsm__spin_us_for(cfg, h);
+
+    if (cfg->spin_us_set)
+        return spin;
+    return dsm__host_full(cfg, h) ? 0 : spin;
 }

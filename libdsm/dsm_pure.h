@@ -145,6 +145,7 @@ struct dsm_config {
     int      max_locks;           /* DSM_MAX_LOCKS */
     unsigned spin_us;             /* DSM_SPIN_US: adaptive polling spin phase */
     int      spin_us_set;         /* DSM_SPIN_US was given (else dsm__spin_us_for) */
+    unsigned comm_spin_us;        /* the communication thread's (dsm__comm_spin_us_for) */
     /* Read by the OpenMP shim (ompshim(7)); parsed here with the rest. */
     unsigned threads_per_rank;    /* DSM_THREADS_PER_RANK */
     size_t   stack_size;          /* DSM_STACK_SIZE: each OpenMP thread's stack */
@@ -193,6 +194,16 @@ DSM_HIDDEN int dsm__host_full(const struct dsm_config *cfg, const struct dsm_hos
  * 3 and 4 ranks on 2 CPUs.  2 ranks of 2 OpenMP threads each on 2 CPUs
  * were no faster without the spin, so threads do not count). */
 DSM_HIDDEN unsigned dsm__spin_us_for(const struct dsm_config *cfg, const struct dsm_host *h);
+/* The spin of the communication thread after an event: DSM_SPIN_US where
+ * it was given; otherwise the node's spin (dsm__spin_us_for), or 0 where
+ * the host is full (dsm__host_full).  There the spinning thread keeps a
+ * CPU from a compute thread or from the thread that must answer: with 2
+ * ranks on 2 CPUs a read from a computing home took about 200 us more than
+ * from a waiting one with the spin and about 100 us more without it, and
+ * NPB BT class W ran 13% faster (RESULTS.md, 2026-11-26).  The waiting
+ * threads' own spin stays: it shortens a read from a waiting home. */
+DSM_HIDDEN unsigned dsm__comm_spin_us_for(const struct dsm_config *cfg,
+                                          const struct dsm_host *h);
 /* Parse a size with an optional K/M/G/T suffix (binary).  0 or -DSM_EINVAL. */
 DSM_HIDDEN int dsm__parse_size(const char *s, size_t *out);
 

@@ -100,6 +100,7 @@ int dsm_init(int *argc, char ***argv)
     /* The spin, unless DSM_SPIN_US gives it, from the host (config.c). */
     dsm__host_probe(&g->host);
     g->cfg.spin_us = dsm__spin_us_for(&g->cfg, &g->host);
+    g->cfg.comm_spin_us = dsm__comm_spin_us_for(&g->cfg, &g->host);
     must(dsm__watchdog_init(), "setting up failure reports");
     on_exit(exit_check, NULL);
 

@@ -7,7 +7,8 @@
  * communicator, called by the application thread) and prints one line per
  * node and a total, as text or as one JSON object per line; the text
  * report also says whether node 0's host is full (dsm__host_full) and the
- * spin its node uses (dsm_init chose it, host.c).
+ * spins its node uses, its waiting threads' and its communication
+ * thread's (dsm_init chose them, host.c).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -171,10 +172,10 @@ void dsm__stats_print_all(FILE *out, int json)
                 g->nodes, g->ops->name, g->cfg.poll == DSM_POLL_SPIN ? "spin" : "adaptive",
                 g->page_size);
         fprintf(out, "host of rank 0: %u rank%s x (%u + 1) threads on %u CPUs (%s), "
-                "DSM_SPIN_US=%u (%s)\n",
+                "DSM_SPIN_US=%u (%s), communication thread %u\n",
                 host->ranks, host->ranks == 1 ? "" : "s", g->cfg.threads_per_rank,
                 host->online_cpus, dsm__host_full(&g->cfg, host) ? "full" : "not full",
-                g->cfg.spin_us, g->cfg.spin_us_set ? "set" : "auto");
+                g->cfg.spin_us, g->cfg.spin_us_set ? "set" : "auto", g->cfg.comm_spin_us);
         fprintf(out, "%6s %8s %8s %7s %8s %8s %9s %7s %9s %8s %10s %9s %7s %9s\n",
                 "rank", "rfaults", "wfaults", "rmr", "rmr_ms", "pages", "MB_fetch",
                 "diffs", "diff_KB", "barriers", "barrier_ms", "msgs/bar", "locks",

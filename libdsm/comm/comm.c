@@ -404,7 +404,7 @@ static long standby_ns(long idle_ns)
 static void *comm_main(void *arg)
 {
     const int adaptive = dsm__g.cfg.poll == DSM_POLL_ADAPTIVE;
-    const uint64_t spin_ns = (uint64_t)dsm__g.cfg.spin_us * 1000;
+    const uint64_t spin_ns = (uint64_t)dsm__g.cfg.comm_spin_us * 1000;
     uint64_t last = dsm__now_ns(), last_tick = last;
     long sleep_ns = 20000;
     unsigned rounds = 0;

@@ -249,6 +249,35 @@ static void test_spin_us_for(void **state)
     assert_int_equal(dsm__spin_us_for(&set7, &two_on_two), 7);
 }
 
+/* dsm__comm_spin_us_for: DSM_SPIN_US where given; otherwise the node's
+ * spin, or none where the host is full (its ranks' application threads and
+ * communication threads outnumber its CPUs). */
+static void test_comm_spin_us_for(void **state)
+{
+    struct dsm_config c = one_ok("TERM=xterm"), omp2 = one_ok("DSM_THREADS_PER_RANK=2");
+    struct dsm_config set7 = one_ok("DSM_SPIN_US=7");
+    struct dsm_host one_on_two = { 1, 2, 2 }, two_on_two = { 2, 2, 2 };
+    struct dsm_host four_on_two = { 4, 2, 2 }, two_on_four = { 2, 4, 4 };
+    struct dsm_host three_on_four = { 3, 4, 4 }, bound_one = { 1, 8, 1 };
+    struct dsm_host unknown = { 4, 0, 0 };
+
+    (void)state;
+    assert_int_equal(dsm__comm_spin_us_for(&c, &one_on_two), DSM_DEFAULT_SPIN_US);
+    assert_int_equal(dsm__comm_spin_us_for(&c, &two_on_two), 0);
+    assert_int_equal(dsm__comm_spin_us_for(&c, &four_on_two), 0);
+    assert_int_equal(dsm__comm_spin_us_for(&c, &two_on_four), DSM_DEFAULT_SPIN_US);
+    assert_int_equal(dsm__comm_spin_us_for(&c, &three_on_four), 0);
+    assert_int_equal(dsm__comm_spin_us_for(&omp2, &one_on_two), 0);
+    assert_int_equal(dsm__comm_spin_us_for(&omp2, &two_on_four), 0);
+    assert_int_equal(dsm__comm_spin_us_for(&c, &bound_one), 0);
+    assert_int_equal(dsm__comm_spin_us_for(&c, &unknown), DSM_DEFAULT_SPIN_US);
+    /* The waiting threads keep theirs where only the threads overflow. */
+    assert_int_equal(dsm__spin_us_for(&c, &two_on_two), DSM_DEFAULT_SPIN_US);
+    /* A value given is kept, on any host. */
+    assert_int_equal(dsm__comm_spin_us_for(&set7, &two_on_two), 7);
+    assert_int_equal(dsm__comm_spin_us_for(&set7, &four_on_two), 7);
+}
+
 static void test_prefetch(void **state)
 {
     (void)state;
@@ -502,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_timeouts),
         cmocka_unit_test(test_host_full),
         cmocka_unit_test(test_spin_us_for),
+        cmocka_unit_test(test_comm_spin_us_for),
         cmocka_unit_test(test_shim_vars),
         cmocka_unit_test(test_bad_among_good),
         cmocka_unit_test(test_err_buffer_bounds),
