@@ -200,7 +200,7 @@ DSM_HIDDEN unsigned dsm__spin_us_for(const struct dsm_config *cfg, const struct 
  * CPU from a compute thread or from the thread that must answer: with 2
  * ranks on 2 CPUs a read from a computing home took about 200 us more than
  * from a waiting one with the spin and about 100 us more without it, and
- * NPB BT class W ran 13% faster (RESULTS.md, 2026-11-26).  The waiting
+ * NPB BT class W ran 10-13% faster (RESULTS.md, 2026-11-26).  The waiting
  * threads' own spin stays: it shortens a read from a waiting home. */
 DSM_HIDDEN unsigned dsm__comm_spin_us_for(const struct dsm_config *cfg,
                                           const struct dsm_host *h);

@@ -97,7 +97,7 @@ int dsm_init(int *argc, char ***argv)
     agree("DSM_MAX_LOCKS", (uint64_t)g->cfg.max_locks);
     agree("DSM_HOME", g->cfg.home);
     agree("DSM_STATS", g->cfg.stats);
-    /* The spin, unless DSM_SPIN_US gives it, from the host (config.c). */
+    /* The spins, unless DSM_SPIN_US gives them, from the host (config.c). */
     dsm__host_probe(&g->host);
     g->cfg.spin_us = dsm__spin_us_for(&g->cfg, &g->host);
     g->cfg.comm_spin_us = dsm__comm_spin_us_for(&g->cfg, &g->host);
