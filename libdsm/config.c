@@ -260,9 +260,7 @@ unsigned dsm__spin_us_for(const struct dsm_config *cfg, const struct dsm_host *h
 
 unsigned dsm__comm_spin_us_for(const struct dsm_config *cfg, const struct dsm_host *h)
 {
-    unsigned spin = dsm__spin_us_for(cfg, h);
-
-    if (cfg->spin_us_set)
-        return spin;
-    return dsm__host_full(cfg, h) ? 0 : spin;
+    if (!cfg->spin_us_set && dsm__host_full(cfg, h))
+        return 0;
+    return dsm__spin_us_for(cfg, h);
 }

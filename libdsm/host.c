@@ -2,8 +2,9 @@
  * host.c - where this node runs: how many ranks share its host
  * (MPI_COMM_TYPE_SHARED) and how many CPUs there are, on the host and for
  * this process (its affinity).  dsm_init() asks once, before the
- * communication thread starts, to choose the spin (dsm__spin_us_for,
- * config.c); the statistics report prints it.  Collective; main thread.
+ * communication thread starts, to choose the spins (dsm__spin_us_for and
+ * dsm__comm_spin_us_for, config.c); the statistics report prints them.
+ * Collective; main thread.
  */
 #define _GNU_SOURCE
 #include <sched.h>
