@@ -1,57 +1,87 @@
 /*
- * diff.c - twins and word-granular diffs (pure functions).
+ * diff.c - twins and byte-exact diffs (pure functions).
  *
  * A non-home writer keeps a twin of a page from before its first write; at a
- * release it encodes the 4-byte words that differ as runs and sends them to
- * the home, which applies them.  Several writers of disjoint words of one
- * page merge at the home this way.  Any thread may call these; they touch
- * only the buffers they are given.
+ * release it encodes the bytes that differ as runs of 8-byte chunks, with a
+ * byte mask where a run also holds unchanged bytes (format in dsm_pure.h),
+ * and sends them to the home, which applies them.  Several writers of
+ * disjoint bytes of one page, even of one word, merge at the home this way.
+ * Any thread may call these; they touch only the buffers they are given.
  */
 #include <string.h>
 
 #include "dsm_pure.h"
 
+#define ONES  0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+static inline uint64_t load64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* x has a zero byte: some byte of the chunk is unchanged. */
+static inline int has_zero_byte(uint64_t x)
+{
+    return ((x - ONES) & ~x & HIGHS) != 0;
+}
+
+/* Bit j set where byte j of x (in memory order: little-endian loads) is not
+ * zero: set the high bit of each non-zero byte, then gather the eight high
+ * bits into the top byte with one multiplication (each lands on its own bit
+ * there, and no two partial products meet, so nothing carries). */
+static inline uint8_t nonzero_bytes(uint64_t x)
+{
+    uint64_t y = (((x & ~HIGHS) + ~HIGHS) | x) & HIGHS;
+    return (uint8_t)(((y >> 7) * 0x0102040810204080ull) >> 56);
+}
+
 size_t dsm__diff_max_size(size_t page_size)
 {
-    /* With r runs separated by unchanged gaps, at most W - r + 1 of the W
-     * words change, so the size 8r + 4(W - r + 1) grows with r; r is at most
-     * ceil(W/2).  (Every other word changed is one word short of this.) */
-    size_t words = page_size / DSM_DIFF_WORD, runs = (words + 1) / 2;
-    return runs * sizeof(struct dsm_diff_run) + (words - runs + 1) * DSM_DIFF_WORD;
+    /* r runs covering k chunks in all (k <= C - r + 1, C chunks in the
+     * page, a gap of at least one chunk between runs) take at most
+     * 8r + 9k bytes (header, data, mask), which is largest with one masked
+     * run over the whole page. */
+    size_t chunks = page_size / DSM_DIFF_CHUNK;
+    return sizeof(struct dsm_diff_run) + chunks * (DSM_DIFF_CHUNK + 1);
 }
 
 size_t dsm__diff_make(const void *twin, const void *cur, size_t page_size,
                       void *out, size_t out_cap)
 {
-    const uint32_t *t = twin, *c = cur;
-    size_t words = page_size / DSM_DIFF_WORD;
+    const unsigned char *t = twin, *c = cur;
+    size_t chunks = page_size / DSM_DIFF_CHUNK;
     unsigned char *o = out;
     size_t len = 0, i = 0;
 
-    while (i < words) {
-        /* Skip equal words 8 bytes at a time: most of a page is unchanged. */
-        while (i + 2 <= words) {
-            uint64_t a, b;
-            memcpy(&a, t + i, 8);
-            memcpy(&b, c + i, 8);
-            if (a != b)
-                break;
-            i += 2;
-        }
-        while (i < words && t[i] == c[i])
+    while (i < chunks) {
+        /* Skip equal chunks: most of a page is unchanged. */
+        while (i < chunks && load64(t + 8 * i) == load64(c + 8 * i))
             i++;
-        if (i == words)
+        if (i == chunks)
             break;
         size_t start = i;
-        while (i < words && t[i] != c[i])
+        int masked = 0;
+        uint64_t x;
+        while (i < chunks && (x = load64(t + 8 * i) ^ load64(c + 8 * i)) != 0) {
+            masked |= has_zero_byte(x);
             i++;
-        struct dsm_diff_run run = { (uint32_t)start, (uint32_t)(i - start) };
-        if (len + sizeof run + run.words * DSM_DIFF_WORD > out_cap)
+        }
+        struct dsm_diff_run run = { (uint32_t)(start * DSM_DIFF_CHUNK),
+                                    (uint32_t)(i - start) | (masked ? DSM_DIFF_MASKED : 0) };
+        size_t n = i - start, body = dsm__diff_run_body(&run);
+        if (len + sizeof run + body > out_cap)
             return (size_t)-1;   /* caller broke the capacity contract */
         memcpy(o + len, &run, sizeof run);
         len += sizeof run;
-        memcpy(o + len, c + start, run.words * DSM_DIFF_WORD);
-        len += run.words * DSM_DIFF_WORD;
+        memcpy(o + len, c + 8 * start, n * DSM_DIFF_CHUNK);
+        len += n * DSM_DIFF_CHUNK;
+        if (masked) {
+            for (size_t k = start; k < i; k++)
+                o[len++] = nonzero_bytes(load64(t + 8 * k) ^ load64(c + 8 * k));
+        }
     }
     return len;
 }
@@ -59,7 +89,6 @@ size_t dsm__diff_make(const void *twin, const void *cur, size_t page_size,
 int dsm__diff_check(size_t page_size, const void *diff, size_t len)
 {
     const unsigned char *d = diff;
-    size_t words = page_size / DSM_DIFF_WORD;
     size_t pos = 0, next_min = 0;
 
     while (pos < len) {
@@ -68,13 +97,14 @@ int dsm__diff_check(size_t page_size, const void *diff, size_t len)
             return -DSM_EPROTO;
         memcpy(&run, d + pos, sizeof run);
         pos += sizeof run;
-        if (run.words == 0 || run.word_offset < next_min ||
-            run.word_offset >= words || run.words > words - run.word_offset)
+        size_t n = dsm__diff_run_chunks(&run);
+        if (n == 0 || run.offset % DSM_DIFF_CHUNK || run.offset < next_min ||
+            run.offset >= page_size || n > (page_size - run.offset) / DSM_DIFF_CHUNK)
             return -DSM_EPROTO;
-        if (len - pos < (size_t)run.words * DSM_DIFF_WORD)
+        if (len - pos < dsm__diff_run_body(&run))
             return -DSM_EPROTO;
-        pos += (size_t)run.words * DSM_DIFF_WORD;
-        next_min = (size_t)run.word_offset + run.words;
+        pos += dsm__diff_run_body(&run);
+        next_min = (size_t)run.offset + n * DSM_DIFF_CHUNK;
     }
     return 0;
 }
@@ -82,6 +112,7 @@ int dsm__diff_check(size_t page_size, const void *diff, size_t len)
 long dsm__diff_apply(void *page, size_t page_size, const void *diff, size_t len)
 {
     const unsigned char *d = diff;
+    unsigned char *pg = page;
     size_t pos = 0;
     long written = 0;
 
@@ -93,10 +124,32 @@ long dsm__diff_apply(void *page, size_t page_size, const void *diff, size_t len)
         struct dsm_diff_run run;
         memcpy(&run, d + pos, sizeof run);
         pos += sizeof run;
-        memcpy((unsigned char *)page + (size_t)run.word_offset * DSM_DIFF_WORD,
-               d + pos, (size_t)run.words * DSM_DIFF_WORD);
-        pos += (size_t)run.words * DSM_DIFF_WORD;
-        written += run.words;
+        size_t n = dsm__diff_run_chunks(&run);
+        const unsigned char *data = d + pos;
+        unsigned char *dst = pg + run.offset;
+        if (!(run.count & DSM_DIFF_MASKED)) {
+            memcpy(dst, data, n * DSM_DIFF_CHUNK);
+            written += (long)(n * DSM_DIFF_CHUNK);
+        } else {
+            const unsigned char *mask = data + n * DSM_DIFF_CHUNK;
+            for (size_t k = 0; k < n; k++) {
+                unsigned m = mask[k];
+                if (m == 0xff) {
+                    memcpy(dst + 8 * k, data + 8 * k, 8);
+                    written += 8;
+                    continue;
+                }
+                /* Byte stores only: the bytes around them may be another
+                 * writer's, or the home's own threads' (writing now). */
+                while (m) {
+                    int j = __builtin_ctz(m);
+                    dst[8 * k + j] = data[8 * k + j];
+                    written++;
+                    m &= m - 1;
+                }
+            }
+        }
+        pos += dsm__diff_run_body(&run);
     }
     return written;
 }

@@ -18,39 +18,63 @@
 #define DSM_HIDDEN
 #endif
 
-/* ---- diff.c: twins and word-granular diffs ------------------------------
+/* ---- diff.c: twins and byte-exact diffs ---------------------------------
  *
- * A diff encodes the 4-byte words of a page that differ from its twin, as a
- * sequence of runs: struct dsm_diff_run { uint32 word_offset; uint32 words; }
- * followed by words * 4 bytes of new data.  Runs are in increasing offset
- * order and do not overlap.  An empty diff (length 0) means "unchanged".
- * The granularity is 4 bytes: two nodes that write different bytes of one
- * 4-byte word in one interval race (documented in libdsm(7)).
+ * A diff encodes the bytes of a page that differ from its twin.  The page is
+ * cut into 8-byte chunks (DSM_DIFF_CHUNK); a run is a stretch of consecutive
+ * chunks that each have at least one changed byte:
+ *   struct dsm_diff_run { uint32 offset; uint32 count; }
+ * offset is in bytes from the page start (a multiple of 8), and the low 31
+ * bits of count are the number of chunks, at least 1.  count * 8 bytes of
+ * the page's new contents follow.  If some byte of the run is unchanged,
+ * DSM_DIFF_MASKED is set in count and one mask byte per chunk follows the
+ * data: bit j of mask byte k says that byte j of chunk k changed; only
+ * those bytes are written when the diff is applied (a zero mask byte, which
+ * dsm__diff_make never writes, is accepted and writes nothing).  Runs are in increasing
+ * offset order and do not overlap.  An empty diff (length 0) means
+ * "unchanged".  So a diff carries exactly the bytes its writer changed, and
+ * two nodes that write different bytes of one word in one interval merge
+ * at the home (libdsm(7), Granularity).
  */
 struct dsm_diff_run {
-    uint32_t word_offset;
-    uint32_t words;
+    uint32_t offset;
+    uint32_t count;
 };
 
-#define DSM_DIFF_WORD 4u
+#define DSM_DIFF_CHUNK 8u
+#define DSM_DIFF_MASKED 0x80000000u
+
+static inline uint32_t dsm__diff_run_chunks(const struct dsm_diff_run *r)
+{
+    return r->count & ~DSM_DIFF_MASKED;
+}
+
+/* Bytes of the encoded run r after its header: data, then the mask. */
+static inline size_t dsm__diff_run_body(const struct dsm_diff_run *r)
+{
+    size_t c = dsm__diff_run_chunks(r);
+    return c * DSM_DIFF_CHUNK + ((r->count & DSM_DIFF_MASKED) ? c : 0);
+}
 
 /* Worst-case encoded size of a diff of a page of page_size bytes. */
 DSM_HIDDEN size_t dsm__diff_max_size(size_t page_size);
 
 /* Encode cur against twin into out (capacity out_cap, which must be at least
  * dsm__diff_max_size(page_size)).  Returns the encoded length (0 when the
- * page is unchanged), or (size_t)-1 if out_cap was too small.  page_size must be a multiple of DSM_DIFF_WORD. */
+ * page is unchanged), or (size_t)-1 if out_cap was too small.  page_size must
+ * be a multiple of DSM_DIFF_CHUNK. */
 DSM_HIDDEN size_t dsm__diff_make(const void *twin, const void *cur,
                                  size_t page_size, void *out, size_t out_cap);
 
-/* Apply an encoded diff to page.  Every run is validated first (offsets in
- * range, lengths consistent, increasing order); a malformed diff changes
- * nothing and returns -DSM_EPROTO.  Returns the number of words written. */
+/* Check an encoded diff: offsets in range and multiples of 8, chunk counts
+ * above 0, lengths consistent, increasing order.  0 or -DSM_EPROTO. */
+DSM_HIDDEN int dsm__diff_check(size_t page_size, const void *diff, size_t len);
+
+/* Apply an encoded diff to page.  Every run is validated first; a malformed
+ * diff changes nothing and returns -DSM_EPROTO.  Returns the number of bytes
+ * written (the masked bytes of masked runs, every byte of the others). */
 DSM_HIDDEN long dsm__diff_apply(void *page, size_t page_size,
                                 const void *diff, size_t len);
-/* The validation half of dsm__diff_apply: 0 if every run lies inside a page
- * of page_size bytes, in increasing order, else -DSM_EPROTO. */
-DSM_HIDDEN int dsm__diff_check(size_t page_size, const void *diff, size_t len);
 
 /* ---- page_state.c: the per-page state machine ---------------------------
  *

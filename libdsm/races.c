@@ -1,11 +1,11 @@
 /*
- * races.c - DSM_CHECK=races: two nodes writing the same 4-byte word of a
- * page in one barrier interval.
+ * races.c - DSM_CHECK=races: two nodes writing the same byte of a page in
+ * one barrier interval.
  *
  * The home of a page sees every write to it: the diffs other nodes send,
  * and (in this mode) its own writes, which it twins on the write fault like
  * any other node and diffs at the release.  For each page it keeps, for the
- * current interval, which node wrote each word; a word claimed by two nodes
+ * current interval, which node wrote each byte; a byte claimed by two nodes
  * is a race, and one of the two updates is lost (the later diff overwrites
  * the earlier one).  This is how a program built with GCC's inline atomics
  * (plain gcc -fopenmp) shows its lost updates under the OpenMP shim.  Only
@@ -34,7 +34,7 @@ static uint64_t races_found;
 
 static struct race_page *page_map(size_t p, uint32_t epoch)
 {
-    size_t words = dsm__g.page_size / 4;
+    size_t bytes = dsm__g.page_size;
     if (!pages) {
         pages = mmap(NULL, dsm__g.npages * sizeof *pages, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -43,21 +43,21 @@ static struct race_page *page_map(size_t p, uint32_t epoch)
     }
     struct race_page *r = pages[p];
     if (!r) {
-        r = calloc(1, sizeof *r + words);
+        r = calloc(1, sizeof *r + bytes);
         if (!r)
             dsm__fatal("DSM_CHECK=races: out of memory for the race map of page %zu", p);
         r->epoch = epoch;
         pages[p] = r;
     } else if (r->epoch != epoch) {
-        memset(r->owner, 0, words);
+        memset(r->owner, 0, bytes);
         r->epoch = epoch;
     }
     return r;
 }
 
-static void report(size_t p, size_t word, int a, int b, uint32_t epoch)
+static void report(size_t p, size_t byte, int a, int b, uint32_t epoch)
 {
-    const unsigned char *addr = dsm__app_page(p) + word * 4;
+    const unsigned char *addr = dsm__app_page(p) + byte;
     char name[256] = "";
     races_found++;
     if (races_found > RACE_REPORTS)
@@ -68,28 +68,42 @@ static void report(size_t p, size_t word, int a, int b, uint32_t epoch)
         strcat(name, ")");
     }
     fprintf(stderr, "libdsm[rank %d]: DSM_CHECK=races: race: ranks %d and %d both wrote "
-            "the 4-byte word at %p%s in barrier interval %" PRIu32 "; one of the "
+            "the byte at %p%s in barrier interval %" PRIu32 "; one of the "
             "updates is lost. Make the update atomic (build with dsmcc, which adds "
             "-fno-inline-atomics), or put it in a critical section or under a lock\n",
             dsm__g.rank, a < b ? a : b, a < b ? b : a, (const void *)addr, name, epoch);
     fflush(stderr);
 }
 
+static void claim(struct race_page *r, size_t p, size_t b, int writer, uint32_t epoch)
+{
+    uint8_t o = r->owner[b];
+    if (o == 0)
+        r->owner[b] = (uint8_t)(writer + 1);
+    else if (o != writer + 1)
+        report(p, b, o - 1, writer, epoch);
+}
+
+/* Claim every byte the diff writes (dsm_pure.h: whole chunks, or the bytes
+ * of their masks).  The diff has been checked (dsm__diff_check) or made
+ * here. */
 static void record(size_t p, uint32_t epoch, int writer, const unsigned char *diff, size_t len)
 {
     struct race_page *r = page_map(p, epoch);
-    size_t pos = 0, words = dsm__g.page_size / 4;
-    while (pos + sizeof(struct dsm_diff_run) <= len) {
+    size_t pos = 0;
+    if (dsm__diff_check(dsm__g.page_size, diff, len) < 0)
+        return;
+    while (pos < len) {
         struct dsm_diff_run run;
         memcpy(&run, diff + pos, sizeof run);
-        pos += sizeof run + (size_t)run.words * 4;
-        for (size_t w = run.word_offset; w < (size_t)run.word_offset + run.words && w < words; w++) {
-            uint8_t o = r->owner[w];
-            if (o == 0)
-                r->owner[w] = (uint8_t)(writer + 1);
-            else if (o != writer + 1)
-                report(p, w, o - 1, writer, epoch);
-        }
+        pos += sizeof run;
+        size_t n = dsm__diff_run_chunks(&run);
+        const unsigned char *mask = diff + pos + n * DSM_DIFF_CHUNK;
+        for (size_t k = 0; k < n; k++)
+            for (size_t j = 0; j < DSM_DIFF_CHUNK; j++)
+                if (!(run.count & DSM_DIFF_MASKED) || (mask[k] >> j & 1))
+                    claim(r, p, run.offset + k * DSM_DIFF_CHUNK + j, writer, epoch);
+        pos += dsm__diff_run_body(&run);
     }
 }
 

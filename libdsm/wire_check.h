@@ -25,7 +25,7 @@ struct dsm_wire_limits {
     int      rank;          /* this node */
     int      nodes;         /* ranks in the job, 1..DSM_MAX_NODES */
     size_t   npages;        /* coherence pages in the region */
-    size_t   page_size;     /* bytes, a multiple of DSM_DIFF_WORD */
+    size_t   page_size;     /* bytes, a multiple of DSM_DIFF_CHUNK */
     uint32_t max_locks;     /* lock ids go from 0 to max_locks - 1 */
     uint32_t max_aop;       /* the largest enum dsm_aop value */
 };

@@ -13,7 +13,7 @@ import struct
 T = dict(PAGE_REQ=1, PAGE_REPLY=2, DIFF=3, DIFF_ACK=4, BARRIER_ENTER=5, BARRIER_RELEASE=6,
          LOCK_REQ=7, LOCK_GRANT=8, LOCK_REL=9, LOCK_REL_ACK=10, ATOMIC_REQ=11, ATOMIC_REPLY=12,
          PREFETCH_REQ=13)
-LAST, NOCOPY, MANY = 1, 0x80000000, -2
+LAST, NOCOPY, MANY, DIFF_MASKED = 1, 0x80000000, -2, 0x80000000
 
 
 def sel(rank, src):
@@ -27,15 +27,19 @@ def msg(rank, src, typ, payload=b"", flags=0, id_=0, waiter=0, epoch=1, arg=0, a
 
 
 def diff(page, runs):
-    body = b"".join(struct.pack("<II", off, len(ws)) + struct.pack("<%dI" % len(ws), *ws)
-                    for off, ws in runs)
+    """runs: (byte offset, data of whole 8-byte chunks, mask bytes or None)."""
+    body = b""
+    for off, data, mask in runs:
+        n = len(data) // 8
+        body += struct.pack("<II", off, n | (DIFF_MASKED if mask else 0)) + data + bytes(mask or [])
     return struct.pack("<II", page, len(body)) + body
 
 
 seeds = {
     "page_req": msg(0, 1, "PAGE_REQ", id_=3, waiter=2),
-    "diff_two": msg(0, 2, "DIFF", diff(3, [(0, [1, 2]), (10, [7])]) + diff(15, [(63, [9])]),
-                    flags=LAST, waiter=1),
+    "diff_two": msg(0, 2, "DIFF", diff(3, [(0, bytes(range(1, 17)), None),
+                                           (80, bytes([7] * 8), [0x0f])]) +
+                    diff(15, [(248, bytes([9] * 8), [0x81])]), flags=LAST, waiter=1),
     "diff_empty_last": msg(1, 0, "DIFF", flags=LAST, waiter=4),
     "diff_ack": msg(2, 0, "DIFF_ACK", waiter=1),
     "barrier_enter": msg(0, 2, "BARRIER_ENTER", struct.pack("<3I", 0, 5 | NOCOPY, 15),

@@ -49,21 +49,42 @@ static const char *decode_diff(const struct dsm_wire_limits *l, const struct dsm
             return broken("a diff for a page beyond the region", h->type, e.page);
         if (e.len > h->len - pos)
             return broken("a diff longer than the message", h->type, e.len);
-        /* Walk the runs independently of diff.c. */
-        size_t q = 0, words = l->page_size / DSM_DIFF_WORD, expect = 0;
+        /* Walk the runs independently of diff.c (format in dsm_pure.h):
+         * offsets multiples of 8, at least one 8-byte chunk, inside the
+         * page, in increasing order without overlap; chunks * 8 data bytes,
+         * then one mask byte per chunk if the run is masked.  Count the
+         * bytes applying it writes: the mask bits, or every byte. */
+        size_t q = 0, next_min = 0, expect = 0;
         while (q < e.len) {
             struct dsm_diff_run r;
             if (e.len - q < sizeof r)
                 return broken("a truncated diff run", h->type, q);
             memcpy(&r, pl + pos + q, sizeof r);
             q += sizeof r;
-            if ((uint64_t)r.word_offset + r.words > words)
+            uint64_t chunks = r.count & ~DSM_DIFF_MASKED;
+            int masked = (r.count & DSM_DIFF_MASKED) != 0;
+            if (chunks == 0)
+                return broken("a diff run of no chunk", h->type, r.count);
+            if (r.offset % DSM_DIFF_CHUNK)
+                return broken("a diff run off the 8-byte grid", h->type, r.offset);
+            if (r.offset < next_min)
+                return broken("diff runs out of order or overlapping", h->type, r.offset);
+            if (r.offset + chunks * DSM_DIFF_CHUNK > l->page_size)
                 return broken("a diff run past the end of the page", h->type,
-                              (unsigned long)r.word_offset + r.words);
-            if ((uint64_t)r.words * DSM_DIFF_WORD > e.len - q)
-                return broken("a diff run longer than its data", h->type, r.words);
-            q += (size_t)r.words * DSM_DIFF_WORD;
-            expect += r.words;
+                              (unsigned long)(r.offset + chunks * DSM_DIFF_CHUNK));
+            uint64_t body = chunks * DSM_DIFF_CHUNK + (masked ? chunks : 0);
+            if (body > e.len - q)
+                return broken("a diff run longer than its data", h->type,
+                              (unsigned long)body);
+            if (masked) {
+                for (uint64_t k = 0; k < chunks; k++)
+                    for (unsigned b = pl[pos + q + chunks * DSM_DIFF_CHUNK + k]; b; b >>= 1)
+                        expect += b & 1;
+            } else {
+                expect += chunks * DSM_DIFF_CHUNK;
+            }
+            q += body;
+            next_min = (size_t)(r.offset + chunks * DSM_DIFF_CHUNK);
         }
         unsigned char *page = malloc(l->page_size);
         if (!page)
@@ -72,7 +93,7 @@ static const char *decode_diff(const struct dsm_wire_limits *l, const struct dsm
         long w = dsm__diff_apply(page, l->page_size, pl + pos, e.len);
         free(page);
         if (w < 0 || (size_t)w != expect)
-            return broken("dsm__diff_apply disagreed on the words written", h->type,
+            return broken("dsm__diff_apply disagreed on the bytes written", h->type,
                           (unsigned long)w);
         pos += e.len;
     }

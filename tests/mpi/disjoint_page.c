@@ -1,14 +1,20 @@
 /*
  * disjoint_page.c - multiple writers of one page.
  *
- * Every rank writes its own 4-byte words of ONE shared page in the same
- * interval; after a barrier every rank must see the words of all ranks.  This
- * is what the twin/diff protocol is for: a node that sent its whole page
- * instead of a word diff, or a home that let one diff overwrite another,
- * loses the other ranks' words.  Two layouts:
- *   interleaved: rank r writes the words i with i % N == r (every run of
- *                the diff is one word long, neighbours belong to others);
- *   slices:      rank r writes the contiguous words [r*W/N, (r+1)*W/N).
+ * Every rank writes its own 4-byte words, or its own bytes, of ONE shared
+ * page in the same interval; after a barrier every rank must see the writes
+ * of all ranks.  This is what the twin/diff protocol is for: a node that sent
+ * its whole page instead of a diff, a diff that carried a byte its writer did
+ * not change, or a home that let one diff overwrite another, loses the other
+ * ranks' writes.  Four layouts:
+ *   interleaved:       rank r writes the words i with i % N == r (every
+ *                      run of the diff is one word long, neighbours belong
+ *                      to others);
+ *   slices:            rank r writes the contiguous words [r*W/N, (r+1)*W/N);
+ *   bytes interleaved: rank r writes the bytes i with i % N == r, so every
+ *                      word has bytes of several ranks;
+ *   byte slices:       rank r writes the bytes [r*P/N, (r+1)*P/N), whose
+ *                      ends fall inside words when 4N does not divide P.
  * In some rounds a rank writes only part of its words, so the words it skips
  * must keep their value from an earlier round although other ranks' copies
  * of the page were invalidated in between.  The page used changes with the
@@ -19,14 +25,21 @@
  */
 #include "mpitest.h"
 
-enum layout { INTERLEAVED, SLICES };
+enum layout { INTERLEAVED, SLICES, BYTES_INTERLEAVED, BYTE_SLICES };
 
-static const char *layout_name[] = { "interleaved", "slices" };
+static const char *layout_name[] = { "interleaved", "slices", "bytes interleaved",
+                                     "byte slices" };
 
-/* Which rank owns word i of a page of w words with n ranks. */
+/* Bytes a layout writes at a time. */
+static size_t unit_of(enum layout lay)
+{
+    return lay == INTERLEAVED || lay == SLICES ? sizeof(uint32_t) : 1;
+}
+
+/* Which rank owns unit i of a page of w units with n ranks. */
 static int owner(enum layout lay, size_t i, size_t w, int n)
 {
-    if (lay == INTERLEAVED)
+    if (lay == INTERLEAVED || lay == BYTES_INTERLEAVED)
         return (int)(i % (size_t)n);
     /* Slices [r*w/n, (r+1)*w/n): find r from the top. */
     for (int r = n - 1; r > 0; r--)
@@ -35,7 +48,7 @@ static int owner(enum layout lay, size_t i, size_t w, int n)
     return 0;
 }
 
-/* Whether the owner writes word i in this round: all words in even rounds,
+/* Whether the owner writes unit i in this round: all words in even rounds,
  * about two in three in odd rounds. */
 static int written(size_t i, int round)
 {
@@ -74,18 +87,20 @@ int main(int argc, char **argv)
         mt_fail("out of private memory");
     mt_note("%d ranks, page %zu bytes, %d rounds per layout", n, ps, rounds);
 
-    for (int lay = INTERLEAVED; lay <= SLICES; lay++) {
+    for (int lay = INTERLEAVED; lay <= BYTE_SLICES; lay++) {
+        size_t unit = unit_of(lay), units = ps / unit;
         for (int round = 0; round < rounds; round++) {
             int k = round % n;
-            uint32_t *page = pages + (size_t)k * w;
-            uint32_t *exp = expect + (size_t)k * w;
+            unsigned char *page = (unsigned char *)(pages + (size_t)k * w);
+            unsigned char *exp = (unsigned char *)(expect + (size_t)k * w);
 
-            for (size_t i = 0; i < w; i++) {
+            for (size_t i = 0; i < units; i++) {
                 if (!written(i, round))
                     continue;
-                exp[i] = value(round, i, lay);
-                if (owner(lay, i, w, n) == me)
-                    page[i] = exp[i];
+                uint32_t v = value(round, i, lay);
+                memcpy(exp + i * unit, &v, unit);
+                if (owner(lay, i, units, n) == me)
+                    memcpy(page + i * unit, &v, unit);
             }
             dsm_barrier();
 
