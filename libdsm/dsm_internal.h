@@ -430,6 +430,9 @@ DSM_HIDDEN void dsm__watchdog_tick(uint64_t now);
 /* The fault handler declined a SIGSEGV (not ours): report it before the
  * process dies of it.  Async-signal-safe. */
 DSM_HIDDEN void dsm__crash_report(int sig, const void *addr);
+/* What the crash report says of a fault outside the region, if not the
+ * default (the OpenMP shim sets it: it knows what is private there). */
+extern const char *dsm__unshared_hint DSM_HIDDEN;
 /* MPI_Finalize, watched: if it has not returned after timeout_s seconds
  * (0: no limit), report it and end the process with status 1 (seen: MPICH
  * 4.0.2 over UCX TCP between hosts, every rank stuck in MPI_Finalize). */

@@ -464,6 +464,8 @@ static void report_gone_peers(void)
     dsm__sb_end(&sb);
 }
 
+const char *dsm__unshared_hint;
+
 void dsm__crash_report(int sig, const void *addr)
 {
     struct dsm_sbuf sb;
@@ -481,10 +483,13 @@ void dsm__crash_report(int sig, const void *addr)
         if (sig == SIGSEGV || sig == SIGBUS) {
             dsm__sb_str(&sb, " at address ");
             sb_hex(&sb, (uintptr_t)addr);
-            dsm__sb_str(&sb, dsm__g.app && dsm__in_region(addr)
-                        ? " (unallocated shared memory: past the end of a dsm_malloc "
-                          "block, or freed)"
-                        : " (not shared memory: a bug in the program)");
+            if (dsm__g.app && dsm__in_region(addr))
+                dsm__sb_str(&sb, " (unallocated shared memory: past the end of a "
+                            "dsm_malloc block, or freed)");
+            else if (dsm__unshared_hint)
+                dsm__sb_str(&sb, dsm__unshared_hint);
+            else
+                dsm__sb_str(&sb, " (not shared memory: a bug in the program)");
         } else if (sig == SIGABRT) {
             dsm__sb_str(&sb, " (abort() called)");
         }

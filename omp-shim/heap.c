@@ -3,11 +3,11 @@
  *
  * The shim defines malloc, calloc, realloc, free, posix_memalign,
  * aligned_alloc, memalign, valloc, pvalloc and malloc_usable_size.  A call
- * from the executable's own code (its return address is in the executable's
- * text) after start-up gets memory in the DSM region, so that every rank
- * sees what the program allocates; a call from a library (MPI, the C
- * library, the shim) gets the C library's private heap.  free and realloc
- * decide by the address.
+ * from the program's code (its return address is in the executable's text
+ * or in a library the executable needs, applibs.c) after start-up gets
+ * memory in the DSM region, so that every rank sees what the program
+ * allocates; a call from the runtime (the C library, MPI, the shim) gets the
+ * C library's private heap.  free and realloc decide by the address.
  *
  * Each rank has its own arena in the region, homed on it (and migrating to
  * the first node that alone writes a page, like the globals), so a thread
@@ -219,7 +219,7 @@ void shim_dsm_free(void *p)
 
 static inline int from_program(const void *ret)
 {
-    return shim.active && (uintptr_t)ret >= shim.text_lo && (uintptr_t)ret < shim.text_hi;
+    return shim_code_is_program(ret);
 }
 
 SHIM_EXPORT void *malloc(size_t size)
@@ -249,7 +249,7 @@ SHIM_EXPORT void *calloc(size_t n, size_t size)
     return __libc_calloc(n, size);
 }
 
-static void *dsm_realloc(void *p, size_t size, int program)
+void *shim_realloc_as(void *p, size_t size, int program)
 {
     if (!p)
         return program ? shim_dsm_malloc(size, 16) : __libc_malloc(size);
@@ -271,7 +271,7 @@ static void *dsm_realloc(void *p, size_t size, int program)
 
 SHIM_EXPORT void *realloc(void *p, size_t size)
 {
-    return dsm_realloc(p, size, from_program(__builtin_return_address(0)));
+    return shim_realloc_as(p, size, from_program(__builtin_return_address(0)));
 }
 
 SHIM_EXPORT void *reallocarray(void *p, size_t n, size_t size)
@@ -280,7 +280,7 @@ SHIM_EXPORT void *reallocarray(void *p, size_t n, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return dsm_realloc(p, n * size, from_program(__builtin_return_address(0)));
+    return shim_realloc_as(p, n * size, from_program(__builtin_return_address(0)));
 }
 
 SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)

@@ -18,6 +18,7 @@
 
 #define SHIM_MAX_LOCAL 64       /* OpenMP threads on one rank */
 #define SHIM_WS_SLOTS  64       /* work-share counters, reused round-robin */
+#define SHIM_MAX_PROG_LIBS 32   /* libraries whose allocations are shared */
 
 /* DSM lock ids the shim reserves; omp locks and named criticals get ids from
  * SHIM_LOCK_FIRST_FREE up (a counter at node 0). */
@@ -92,6 +93,10 @@ struct shim_global {
     int active;                 /* the shim runs the program across ranks */
     int rank, nodes, tpr;       /* tpr: DSM_THREADS_PER_RANK */
     uintptr_t text_lo, text_hi; /* the executable's code */
+    /* The code of the libraries the program needs (applibs.c). */
+    int nprog_libs;
+    uintptr_t prog_lib_lo[SHIM_MAX_PROG_LIBS], prog_lib_hi[SHIM_MAX_PROG_LIBS];
+    const char *prog_lib_name[SHIM_MAX_PROG_LIBS];
     size_t stack_size, stack_slots;
     unsigned char **stacks;     /* per rank: stack_slots stacks */
     struct shim_ctl *ctl;
@@ -141,9 +146,17 @@ SHIM_HIDDEN void shim_ordered_pass(struct shim_thr *t);
 SHIM_HIDDEN uint64_t shim_ws_grab(struct shim_thr *t, uint64_t n, uint64_t chunk,
                                   uint64_t guided_threads, uint64_t *size);
 
+/* ---- applibs.c ---- */
+SHIM_HIDDEN void shim_applibs_scan(void);
+/* The return address ret is in the program's code: the executable's or a
+ * library's it needs (never the C runtime's, MPI's or the shim's). */
+SHIM_HIDDEN int shim_code_is_program(const void *ret);
+
 /* ---- heap.c ---- */
 SHIM_HIDDEN void shim_heap_init(void);
 SHIM_HIDDEN void *shim_dsm_malloc(size_t size, size_t align);
+/* realloc with the program's choice of heap (program: shared if new). */
+SHIM_HIDDEN void *shim_realloc_as(void *p, size_t size, int program);
 /* bcast.c: dsm_bcast from the program's sequential code. */
 SHIM_HIDDEN void shim_bcast_init(void);
 SHIM_HIDDEN void shim_bcast_worker(const struct shim_ctl *c);

@@ -227,6 +227,7 @@ static void setup(char **argv)
     dl_iterate_phdr(phdr_cb, &e);
     shim.text_lo = e.text_lo;
     shim.text_hi = e.text_hi;
+    shim_applibs_scan();
 
     shim.rank = dsm__g.rank;
     shim.nodes = dsm__g.nodes;
@@ -283,6 +284,11 @@ static void setup(char **argv)
     }
     shim_heap_init();
     shim_bcast_init();
+    dsm__unshared_hint =
+        " (not shared memory: memory only this rank has, such as a library's "
+        "global variables or memory that the C library, MPI or a library loaded "
+        "with dlopen allocated for itself, which the OpenMP shim does not share "
+        "(ompshim(7), SHARED MEMORY); or a bug in the program)";
     if (dsm__g.cfg.check_races)
         shim_symbols_init();
     if (shim.rank == 0) {
@@ -307,6 +313,25 @@ static void on_rank0_exit(int status, void *arg)
     shim_finish(status);
 }
 
+/* main's argv in the shared heap: the strings the C library's start-up left
+ * on rank 0's own stack are not shared, and a parallel region may read a
+ * file name from argv on any rank. */
+static char **shared_argv(int argc, char **argv)
+{
+    char **v = shim_dsm_malloc(((size_t)argc + 1) * sizeof *v, 16);
+    if (!v)
+        return argv;
+    for (int i = 0; i < argc; i++) {
+        size_t n = strlen(argv[i]) + 1;
+        v[i] = shim_dsm_malloc(n, 16);
+        if (!v[i])
+            return argv;
+        memcpy(v[i], argv[i], n);
+    }
+    v[argc] = NULL;
+    return v;
+}
+
 static int shim_main(int argc, char **argv, char **envp)
 {
     if (!getenv("DSM_HEAP_SIZE"))
@@ -317,7 +342,7 @@ static int shim_main(int argc, char **argv, char **envp)
     if (shim.rank != 0)
         shim_worker_loop();
 
-    struct main_call m = { argc, argv, envp, 0 };
+    struct main_call m = { argc, shared_argv(argc, argv), envp, 0 };
     on_exit(on_rank0_exit, NULL);
     dsm__altstack_setup();
     shim_self();

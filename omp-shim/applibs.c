@@ -1,0 +1,165 @@
+/*
+ * applibs.c - which code is the program's, for the heap (heap.c, libc_alloc.c).
+ *
+ * The program's code is the executable's text and the text of the
+ * libraries it needs (its DT_NEEDED entries and theirs: libjpeg, libgsl,
+ * libstdc++, ...), except the C runtime (libc, libm, libgomp, libgcc_s,
+ * the loader) and anything libompshim needs itself (MPI, UCX, hwloc,
+ * libsigsegv and their own dependencies).  A malloc from the program's code
+ * gets memory in the DSM, so that a structure a library builds for the
+ * program (libjpeg's image buffers and their function pointers, say) can be
+ * read by every rank.  Libraries loaded later with dlopen (MPI's transport
+ * modules) are never the program's.
+ *
+ * Threads: shim_applibs_scan runs once, on the main thread at start-up,
+ * before shim.active is set; shim_code_is_program on any thread after.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define MAX_OBJS 256
+
+/* Objects that are never the program's, by the start of their file name. */
+static const char *const runtime_names[] = {
+    "libc.so", "libm.so", "libmvec.so", "libgomp.so", "libpthread.so", "libdl.so",
+    "librt.so", "libgcc_s.so", "ld-linux", "linux-vdso", "libompshim.so", "libdsm.so",
+};
+
+struct obj {
+    struct link_map *lm;
+    const char *base;           /* file name without the directory */
+    int runtime, program;
+};
+
+static struct obj objs[MAX_OBJS];
+static int nobjs;
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static struct obj *find_obj(const char *name)
+{
+    for (int i = 0; i < nobjs; i++)
+        if (!strcmp(objs[i].base, name))
+            return &objs[i];
+    return NULL;
+}
+
+/* Call fn for each DT_NEEDED name of lm. */
+static void each_needed(struct link_map *lm, void (*fn)(const char *, int), int mark)
+{
+    const ElfW(Dyn) *d;
+    uintptr_t strtab = 0;
+    if (!lm->l_ld)
+        return;
+    for (d = lm->l_ld; d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_STRTAB)
+            strtab = d->d_un.d_ptr;
+    if (!strtab)
+        return;
+    /* The loader relocates DT_STRTAB in place on x86-64; elsewhere it may
+     * still be relative to the load address. */
+    if (strtab < lm->l_addr)
+        strtab += lm->l_addr;
+    for (d = lm->l_ld; d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_NEEDED)
+            fn((const char *)strtab + d->d_un.d_val, mark);
+}
+
+/* Mark name and what it needs: mark 1 runtime, 2 program (not through a
+ * runtime object). */
+static void mark_tree(const char *name, int mark)
+{
+    struct obj *o = find_obj(name);
+    if (!o)
+        return;
+    if (mark == 1) {
+        if (o->runtime)
+            return;
+        o->runtime = 1;
+    } else {
+        if (o->runtime || o->program)
+            return;
+        o->program = 1;
+    }
+    each_needed(o->lm, mark_tree, mark);
+}
+
+struct text_scan { struct link_map *lm; uintptr_t lo, hi; };
+
+static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct text_scan *t = arg;
+    (void)size;
+    if (info->dlpi_addr != t->lm->l_addr || !info->dlpi_name ||
+        strcmp(info->dlpi_name, t->lm->l_name))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+            if (!t->lo || lo < t->lo) t->lo = lo;
+            if (hi > t->hi) t->hi = hi;
+        }
+    }
+    return 1;
+}
+
+void shim_applibs_scan(void)
+{
+    struct link_map *exe = _r_debug.r_map, *lm;
+
+    nobjs = 0;
+    shim.nprog_libs = 0;
+    if (!exe)
+        return;
+    for (lm = exe->l_next; lm && nobjs < MAX_OBJS; lm = lm->l_next) {
+        if (!lm->l_name || !lm->l_name[0])
+            continue;
+        struct obj *o = &objs[nobjs++];
+        o->lm = lm;
+        o->base = base_name(lm->l_name);
+        o->runtime = o->program = 0;
+        for (size_t k = 0; k < sizeof runtime_names / sizeof runtime_names[0]; k++)
+            if (!strncmp(o->base, runtime_names[k], strlen(runtime_names[k])))
+                o->runtime = 1;
+    }
+    /* What libompshim needs is the runtime's, even if the program needs it
+     * too (the runtime's allocations must stay private). */
+    for (int i = 0; i < nobjs; i++)
+        if (!strncmp(objs[i].base, "libompshim.so", 13))
+            each_needed(objs[i].lm, mark_tree, 1);
+    each_needed(exe, mark_tree, 2);
+    for (int i = 0; i < nobjs; i++) {
+        if (!objs[i].program || shim.nprog_libs == SHIM_MAX_PROG_LIBS)
+            continue;
+        struct text_scan t = { objs[i].lm, 0, 0 };
+        dl_iterate_phdr(text_cb, &t);
+        if (t.hi > t.lo) {
+            shim.prog_lib_lo[shim.nprog_libs] = t.lo;
+            shim.prog_lib_hi[shim.nprog_libs] = t.hi;
+            shim.prog_lib_name[shim.nprog_libs] = objs[i].base;
+            shim.nprog_libs++;
+        }
+    }
+}
+
+int shim_code_is_program(const void *ret)
+{
+    uintptr_t a = (uintptr_t)ret;
+    if (!shim.active)
+        return 0;
+    if (a >= shim.text_lo && a < shim.text_hi)
+        return 1;
+    for (int i = 0; i < shim.nprog_libs; i++)
+        if (a >= shim.prog_lib_lo[i] && a < shim.prog_lib_hi[i])
+            return 1;
+    return 0;
+}

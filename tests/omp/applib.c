@@ -1,0 +1,69 @@
+/*
+ * applib.c - memory a library allocates for the program, used by the team.
+ *
+ * libapplib.so (applib_lib.c), a library this program links with, builds a
+ * table with its own malloc, calloc and strdup and puts a pointer to one of
+ * its functions in it, as libjpeg does with its image buffers.  The initial
+ * thread builds a table of 100,000 values; every thread calls the table's
+ * function on its share of a static loop and reads its name; the sum is
+ * checked against the sequential one.  Then each thread builds a table of
+ * its own inside the region, and the initial thread reads them all after
+ * the join and frees them.  Under the shim, a table the library had
+ * allocated privately on rank 0 would crash the other ranks.
+ */
+#define OT_NAME "applib"
+#include <string.h>
+
+#include "applib_lib.h"
+#include "omptest.h"
+
+#define N 100000
+
+static struct applib_table *mine[OT_MAX_THREADS];
+
+int main(void)
+{
+    int n = ot_team_size();
+    struct applib_table *t = applib_new(N, 0.5, "the initial thread's table");
+    double sum = 0, want = 0;
+    long badname = 0;
+
+    if (n > OT_MAX_THREADS) {
+        printf("%s: skip: team of %d, at most %d\n", OT_NAME, n, OT_MAX_THREADS);
+        return 77;
+    }
+    if (!t) {
+        fprintf(stderr, "%s: FAIL: applib_new failed\n", OT_NAME);
+        return 1;
+    }
+    ot_print("threads=%d", n);
+    for (long i = 0; i < N; i++)
+        want += t->value_at(t, i);
+
+#pragma omp parallel reduction(+:sum, badname)
+    {
+        int me = omp_get_thread_num();
+        char name[64];
+#pragma omp for schedule(static)
+        for (long i = 0; i < N; i++)
+            sum += t->value_at(t, i);
+        if (strcmp(t->name, "the initial thread's table") != 0)
+            badname++;
+        snprintf(name, sizeof name, "table of thread %d", me);
+        mine[me] = applib_new(1000 + me, (double)me, name);
+    }
+    OT_CHECK(sum == want, "sum over the library's table: %.1f, expected %.1f", sum, want);
+    OT_CHECK(badname == 0, "%ld threads read the table's name wrong", badname);
+    ot_print("sum=%.1f", sum);
+
+    for (int k = 0; k < n; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "table of thread %d", k);
+        OT_CHECK(mine[k] && mine[k]->n == 1000 + k && !strcmp(mine[k]->name, name) &&
+                 mine[k]->value_at(mine[k], 999) == 999.0 * k,
+                 "thread %d's table reads wrong after the join", k);
+        applib_free(mine[k]);
+    }
+    applib_free(t);
+    return ot_finish();
+}

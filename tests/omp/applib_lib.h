@@ -1,0 +1,19 @@
+/*
+ * applib_lib.h - the interface of libapplib.so (applib_lib.c), the library
+ * tests/omp/applib.c links with.
+ */
+#ifndef APPLIB_LIB_H
+#define APPLIB_LIB_H
+
+struct applib_table {
+    double (*value_at)(const struct applib_table *t, long i);
+    double *v;                  /* n values, from the library's calloc */
+    long n;
+    double scale;
+    char *name;                 /* from the library's strdup */
+};
+
+struct applib_table *applib_new(long n, double scale, const char *name);
+void applib_free(struct applib_table *t);
+
+#endif

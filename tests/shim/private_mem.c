@@ -1,0 +1,31 @@
+/*
+ * private_mem.c - a parallel region that follows a pointer to memory only
+ * rank 0 has (its own mmap): the other ranks must die with the crash line
+ * that says what is private under the shim, and the job must end non-zero.
+ */
+#define _GNU_SOURCE
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define PRIVATE_AT ((void *)0x7e0000000000ul)
+
+int main(void)
+{
+    char *p = mmap(PRIVATE_AT, 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    long sum = 0;
+
+    if (p != PRIVATE_AT) {
+        printf("private_mem: skip: no mapping at %p\n", PRIVATE_AT);
+        return 77;
+    }
+    memset(p, 1, 4096);
+    printf("private_mem: mapped %p on rank 0 only\n", (void *)p);
+    fflush(stdout);
+#pragma omp parallel reduction(+:sum)
+    sum += p[omp_get_thread_num()];
+    printf("private_mem: FAIL: the region went on (sum %ld)\n", sum);
+    return 0;
+}
