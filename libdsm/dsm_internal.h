@@ -369,6 +369,9 @@ DSM_HIDDEN void dsm__race_diff(size_t p, uint32_t epoch, int writer, const void 
                                size_t len);
 /* This home's own writes to p (twin against system view), at a barrier. */
 DSM_HIDDEN void dsm__race_home(size_t p);
+/* The same, in interval epoch, before a diff of another node goes into the
+ * twin (under the page lock). */
+DSM_HIDDEN void dsm__race_home_at(size_t p, uint32_t epoch);
 DSM_HIDDEN uint64_t dsm__races_found(void);
 
 /* ---- segment.c: memory outside the region brought under the DSM ----------- */

@@ -229,15 +229,21 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
             dsm__g.pages[e.page].state == DSM_P_UNALLOC || e.len > h->len - pos)
             dsm__fatal("malformed DIFF message from rank %d: page %u is not homed here "
                        "or the diff overruns the message", h->src, e.page);
-        if (h->flags & DSM_MF_BARRIER)
-            dsm__race_diff(e.page, h->epoch, h->src, pl + pos, e.len);
         /* DSM_CHECK=races: the home's own writes are its twin against its
          * page (races.c, diffed at the barrier under the page lock); another
-         * node's words must not count as the home's, so they go into the
-         * twin too, in the same critical section. */
+         * node's bytes must not count as the home's, so they go into the
+         * twin too, in the same critical section.  The home's writes so far
+         * are claimed first: once the diff is in the twin, a byte both wrote
+         * with the same value (two ranks' lost increments from 0 to 1000)
+         * would no longer show as the home's. */
         const int races = dsm__unlikely(dsm__g.cfg.check_races);
         if (races)
             dsm__page_lock(e.page);
+        if (h->flags & DSM_MF_BARRIER) {
+            if (races && (dsm__g.pages[e.page].flags & DSM_PF_TWIN))
+                dsm__race_home_at(e.page, h->epoch);
+            dsm__race_diff(e.page, h->epoch, h->src, pl + pos, e.len);
+        }
         long rc = dsm__diff_apply(dsm__sys_page(e.page), ps, pl + pos, e.len);
         if (rc >= 0 && races && (dsm__g.pages[e.page].flags & DSM_PF_TWIN))
             (void)dsm__diff_apply(dsm__twin_page(e.page), ps, pl + pos, e.len);

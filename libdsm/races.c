@@ -13,8 +13,8 @@
  * critical section, ordered by the lock.  Reports go to stderr, at most
  * RACE_REPORTS of them, with a total at dsm_finalize.
  *
- * Threads: dsm__race_diff under the progress token; dsm__race_home from the
- * application thread that flushes; one mutex.
+ * Threads: dsm__race_diff and dsm__race_home_at under the progress token;
+ * dsm__race_home from the application thread that flushes; one mutex.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -116,6 +116,11 @@ void dsm__race_diff(size_t p, uint32_t epoch, int writer, const void *diff, size
 
 void dsm__race_home(size_t p)
 {
+    dsm__race_home_at(p, dsm__g.epoch);
+}
+
+void dsm__race_home_at(size_t p, uint32_t epoch)
+{
     size_t ps = dsm__g.page_size;
     unsigned char *buf = malloc(dsm__diff_max_size(ps));
     if (!buf)
@@ -124,7 +129,7 @@ void dsm__race_home(size_t p)
                                 dsm__diff_max_size(ps));
     if (len != (size_t)-1 && len > 0) {
         pthread_mutex_lock(&race_mu);
-        record(p, dsm__g.epoch, dsm__g.rank, buf, len);
+        record(p, epoch, dsm__g.rank, buf, len);
         pthread_mutex_unlock(&race_mu);
     }
     free(buf);
