@@ -255,10 +255,16 @@ void *shim_realloc_as(void *p, size_t size, int program)
         return program ? shim_dsm_malloc(size, 16) : __libc_malloc(size);
     if (!shim_in_heap(p))
         return __libc_realloc(p, size);
-    if (!shim.active)
-        return NULL;
     struct hdr *h = hdr_of(p);
     size_t old = h->size;
+    if (!shim.active) {
+        /* After the end (exit handlers): the region is still mapped, and
+         * this rank's copy is all there is; move the block out of it. */
+        void *q = __libc_malloc(size ? size : 1);
+        if (q)
+            memcpy(q, p, old < size ? old : size);
+        return q;
+    }
     if (size <= old && h->cls != LARGE_CLASS)
         return p;
     void *q = shim_dsm_malloc(size, 16);

@@ -8,6 +8,11 @@
  * everyone.  A nest lock (16 bytes) also keeps its owner and depth; both are
  * written only by the holder, so the lock orders them.
  *
+ * Outside the run (before start-up and after the end, local_sync.c) the
+ * locks are process-local mutexes keyed by the lock's address; a lock
+ * initialised before start-up (by a constructor) holds LOCAL_LOCK until it
+ * is first used in the run, which then gives it a DSM lock id.
+ *
  * Threads: OpenMP threads.
  */
 #include "shim.h"
@@ -32,9 +37,25 @@ static void store_u32(uint32_t *p, uint32_t v)
         __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
 }
 
-static int lock_id(const char *fn, const uint32_t *p)
+/* The value of a lock initialised outside the run. */
+#define LOCAL_LOCK 0xffffffffu
+
+static int lock_id(const char *fn, uint32_t *p)
 {
     uint32_t v = *(const volatile uint32_t *)p;
+    if (v == LOCAL_LOCK) {
+        /* Initialised by a constructor: give it an id now, once for all
+         * ranks when the variable is shared. */
+        uint64_t id = (uint64_t)shim_new_lock_id() + 1, ok = 0;
+        if (!dsm__in_region(p)) {
+            __atomic_compare_exchange_n(p, &v, (uint32_t)id, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST);
+            v = *(volatile uint32_t *)p;
+        } else {
+            uint64_t old = dsm__atomic(p, DSM_AOP_CAS, 4, id, LOCAL_LOCK, 0, 0, &ok);
+            v = ok ? (uint32_t)id : (uint32_t)old;
+        }
+    }
     if (v == 0 || v > (uint32_t)dsm__g.cfg.max_locks)
         dsm__fatal("%s(%p): the lock is not initialised (call omp_init_lock first, "
                    "and make it visible to the other threads before they use it)",
@@ -44,7 +65,10 @@ static int lock_id(const char *fn, const uint32_t *p)
 
 SHIM_EXPORT void omp_init_lock(void *lock)
 {
-    store_u32(lock, (uint32_t)shim_new_lock_id() + 1);
+    if (!shim.active)
+        *(volatile uint32_t *)lock = LOCAL_LOCK;
+    else
+        store_u32(lock, (uint32_t)shim_new_lock_id() + 1);
 }
 
 SHIM_EXPORT void omp_init_lock_with_hint(void *lock, int hint)
@@ -55,27 +79,44 @@ SHIM_EXPORT void omp_init_lock_with_hint(void *lock, int hint)
 
 SHIM_EXPORT void omp_destroy_lock(void *lock)
 {
-    store_u32(lock, 0);
+    if (!shim.active)
+        *(volatile uint32_t *)lock = 0;
+    else
+        store_u32(lock, 0);
 }
 
 SHIM_EXPORT void omp_set_lock(void *lock)
 {
-    dsm_lock_acquire(lock_id("omp_set_lock", lock));
+    if (!shim.active)
+        shim_local_lock(lock);
+    else
+        dsm_lock_acquire(lock_id("omp_set_lock", lock));
 }
 
 SHIM_EXPORT void omp_unset_lock(void *lock)
 {
-    dsm_lock_release(lock_id("omp_unset_lock", lock));
+    if (!shim.active)
+        shim_local_unlock(lock);
+    else
+        dsm_lock_release(lock_id("omp_unset_lock", lock));
 }
 
 SHIM_EXPORT int omp_test_lock(void *lock)
 {
+    if (!shim.active)
+        return shim_local_trylock(lock);
     return dsm__lock_try(lock_id("omp_test_lock", lock));
 }
 
 SHIM_EXPORT void omp_init_nest_lock(void *lock)
 {
     struct nest *n = lock;
+    if (!shim.active) {
+        n->owner = 0;
+        n->depth = 0;
+        n->id1 = LOCAL_LOCK;
+        return;
+    }
     if (dsm__in_region(n)) {
         dsm__atomic(&n->owner, DSM_AOP_STORE, 8, 0, 0, 0, 0, NULL);
         dsm__atomic(&n->depth, DSM_AOP_STORE, 4, 0, 0, 0, 0, NULL);
@@ -94,7 +135,10 @@ SHIM_EXPORT void omp_init_nest_lock_with_hint(void *lock, int hint)
 
 SHIM_EXPORT void omp_destroy_nest_lock(void *lock)
 {
-    store_u32(&((struct nest *)lock)->id1, 0);
+    if (!shim.active)
+        ((struct nest *)lock)->id1 = 0;
+    else
+        store_u32(&((struct nest *)lock)->id1, 0);
 }
 
 static uint64_t me(void)
@@ -109,7 +153,10 @@ SHIM_EXPORT void omp_set_nest_lock(void *lock)
         n->depth++;
         return;
     }
-    dsm_lock_acquire(lock_id("omp_set_nest_lock", &n->id1));
+    if (!shim.active)
+        shim_local_lock(n);
+    else
+        dsm_lock_acquire(lock_id("omp_set_nest_lock", &n->id1));
     n->owner = me();
     n->depth = 1;
 }
@@ -121,7 +168,10 @@ SHIM_EXPORT void omp_unset_nest_lock(void *lock)
         dsm__fatal("omp_unset_nest_lock(%p): this thread does not hold the lock", lock);
     if (--n->depth == 0) {
         n->owner = 0;
-        dsm_lock_release(lock_id("omp_unset_nest_lock", &n->id1));
+        if (!shim.active)
+            shim_local_unlock(n);
+        else
+            dsm_lock_release(lock_id("omp_unset_nest_lock", &n->id1));
     }
 }
 
@@ -130,7 +180,8 @@ SHIM_EXPORT int omp_test_nest_lock(void *lock)
     struct nest *n = lock;
     if (n->owner == me())
         return ++n->depth;
-    if (!dsm__lock_try(lock_id("omp_test_nest_lock", &n->id1)))
+    if (!shim.active ? !shim_local_trylock(n)
+                     : !dsm__lock_try(lock_id("omp_test_nest_lock", &n->id1)))
         return 0;
     n->owner = me();
     n->depth = 1;

@@ -146,6 +146,11 @@ SHIM_HIDDEN void shim_ordered_pass(struct shim_thr *t);
 SHIM_HIDDEN uint64_t shim_ws_grab(struct shim_thr *t, uint64_t n, uint64_t chunk,
                                   uint64_t guided_threads, uint64_t *size);
 
+/* ---- local_sync.c: mutual exclusion before start-up and after the end ---- */
+SHIM_HIDDEN void shim_local_lock(const void *key);
+SHIM_HIDDEN void shim_local_unlock(const void *key);
+SHIM_HIDDEN int shim_local_trylock(const void *key);
+
 /* ---- applibs.c ---- */
 SHIM_HIDDEN void shim_applibs_scan(void);
 /* The return address ret is in the program's code: the executable's or a

@@ -66,24 +66,39 @@ SHIM_EXPORT bool GOMP_cancellation_point(int which)
 
 /* ---- critical and atomic ---- */
 
+/* Keys of the process-local mutexes used outside the run (local_sync.c). */
+static const char critical_key, atomic_key;
+
 SHIM_EXPORT void GOMP_critical_start(void)
 {
-    dsm_lock_acquire(SHIM_LOCK_CRITICAL);
+    if (!shim.active)
+        shim_local_lock(&critical_key);
+    else
+        dsm_lock_acquire(SHIM_LOCK_CRITICAL);
 }
 
 SHIM_EXPORT void GOMP_critical_end(void)
 {
-    dsm_lock_release(SHIM_LOCK_CRITICAL);
+    if (!shim.active)
+        shim_local_unlock(&critical_key);
+    else
+        dsm_lock_release(SHIM_LOCK_CRITICAL);
 }
 
 SHIM_EXPORT void GOMP_atomic_start(void)
 {
-    dsm_lock_acquire(SHIM_LOCK_ATOMIC);
+    if (!shim.active)
+        shim_local_lock(&atomic_key);
+    else
+        dsm_lock_acquire(SHIM_LOCK_ATOMIC);
 }
 
 SHIM_EXPORT void GOMP_atomic_end(void)
 {
-    dsm_lock_release(SHIM_LOCK_ATOMIC);
+    if (!shim.active)
+        shim_local_unlock(&atomic_key);
+    else
+        dsm_lock_release(SHIM_LOCK_ATOMIC);
 }
 
 static int named_lock(void **pptr)
@@ -130,12 +145,18 @@ static int named_id(void **pptr)
 
 SHIM_EXPORT void GOMP_critical_name_start(void **pptr)
 {
-    dsm_lock_acquire(named_id(pptr));
+    if (!shim.active)
+        shim_local_lock(pptr);
+    else
+        dsm_lock_acquire(named_id(pptr));
 }
 
 SHIM_EXPORT void GOMP_critical_name_end(void **pptr)
 {
-    dsm_lock_release(named_id(pptr));
+    if (!shim.active)
+        shim_local_unlock(pptr);
+    else
+        dsm_lock_release(named_id(pptr));
 }
 
 /* ---- single ---- */

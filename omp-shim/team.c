@@ -21,7 +21,9 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "shim.h"
@@ -354,8 +356,14 @@ void shim_worker_loop(void)
         dsm_barrier();
         if (c->exit_now) {
             int status = c->status;
+            shim.active = 0;
             dsm_finalize();
-            exit(status);
+            /* The program's exit handlers and static destructors are its
+             * sequential code, which only rank 0 runs (it did, before
+             * telling us): flush what this rank printed and leave without
+             * them, since they would work on this rank's stale copies. */
+            fflush(NULL);
+            _exit(status);
         }
         if (c->seq == last)
             dsm__fatal("internal error: a barrier outside any parallel region "
