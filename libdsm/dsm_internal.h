@@ -436,6 +436,11 @@ DSM_HIDDEN void dsm__crash_report(int sig, const void *addr);
 /* What the crash report says of a fault outside the region, if not the
  * default (the OpenMP shim sets it: it knows what is private there). */
 extern const char *dsm__unshared_hint DSM_HIDDEN;
+/* Called for a SIGSEGV or SIGBUS outside the region, or one the protocol
+ * does not explain, before the crash report (fault.c): the OpenMP shim runs
+ * the program's own handler there.  Returns 1 if the access may be retried
+ * (the handler returned). */
+extern int (*dsm__foreign_fault_hook)(void *addr) DSM_HIDDEN;
 /* MPI_Finalize, watched: if it has not returned after timeout_s seconds
  * (0: no limit), report it and end the process with status 1 (seen: MPICH
  * 4.0.2 over UCX TCP between hosts, every rank stuck in MPI_Finalize). */

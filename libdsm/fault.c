@@ -124,14 +124,19 @@ static int handle_kind(size_t p, int *kind, uint64_t *wait_ns)
     return 1;
 }
 
+int (*dsm__foreign_fault_hook)(void *addr);
+
 static int on_sigsegv(void *addr, int serious)
 {
     (void)serious;
     if (dsm__g.state != DSM_STATE_RUNNING)
         return 0;
     if (!dsm__in_region(addr) || !handle(dsm__page_of(addr))) {
-        /* Not ours: libsigsegv restores the default action and the access
-         * kills the process; say which rank and where first. */
+        /* Not ours: the program's own handler, if it has one (the shim),
+         * else libsigsegv restores the default action and the access kills
+         * the process; say which rank and where first. */
+        if (dsm__foreign_fault_hook && dsm__foreign_fault_hook(addr))
+            return 1;
         dsm__crash_report(SIGSEGV, addr);
         return 0;
     }

@@ -151,6 +151,9 @@ SHIM_HIDDEN void shim_local_lock(const void *key);
 SHIM_HIDDEN void shim_local_unlock(const void *key);
 SHIM_HIDDEN int shim_local_trylock(const void *key);
 
+/* ---- signals.c: the program's SIGSEGV/SIGBUS handlers ---- */
+SHIM_HIDDEN void shim_signals_init(void);
+
 /* ---- applibs.c ---- */
 SHIM_HIDDEN void shim_applibs_scan(void);
 /* The return address ret is in the program's code: the executable's or a

@@ -283,6 +283,7 @@ static void setup(char **argv)
                        "data; raise DSM_HEAP_SIZE", e.tls_size);
     }
     shim_heap_init();
+    shim_signals_init();
     shim_bcast_init();
     dsm__unshared_hint =
         " (not shared memory: memory only this rank has, such as a library's "

@@ -1,0 +1,119 @@
+/*
+ * signals.c - the program's own SIGSEGV and SIGBUS handlers.
+ *
+ * libdsm catches SIGSEGV (through libsigsegv) to fetch pages: a program
+ * that installs a handler of its own for it (a crash reporter, as IQ-TREE
+ * does) would take every page fault of the DSM.  So sigaction and signal,
+ * called from the program's code (applibs.c) after start-up for SIGSEGV or
+ * SIGBUS, only record the program's action and report the one recorded
+ * before; libdsm keeps the signal, and runs the recorded action for a fault
+ * that is not one of its own (dsm__foreign_fault_hook), with a siginfo
+ * that has the signal and the address, and no ucontext.  Calls from
+ * anywhere else (libsigsegv, MPI) and every other signal go to the C
+ * library.
+ *
+ * Threads: any; the fault hook runs in the signal handler of the thread
+ * that faulted.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#include "shim.h"
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+static struct sigaction program_act[2];         /* SIGSEGV, SIGBUS */
+static pthread_mutex_t act_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int slot_of(int sig)
+{
+    return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
+}
+
+static sigaction_fn real_sigaction(void)
+{
+    static void *fn;
+    void *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = dlsym(RTLD_NEXT, "sigaction");
+        if (!f)
+            dsm__fatal("libompshim: the C library's sigaction was not found");
+        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+    }
+    return (sigaction_fn)f;
+}
+
+/* Run the program's SIGSEGV action for a fault at addr that libdsm does
+ * not own (libsigsegv does not say whether it was SIGSEGV or SIGBUS).
+ * Async-signal context: no lock (a torn read of the action is the
+ * program's own race with its sigaction call). */
+static int run_program_handler(void *addr)
+{
+    struct sigaction a = program_act[0];
+    if (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN))
+        return 0;
+    if (a.sa_flags & SA_RESETHAND)
+        program_act[0].sa_handler = SIG_DFL, program_act[0].sa_flags = 0;
+    if (a.sa_flags & SA_SIGINFO) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        si.si_signo = SIGSEGV;
+        si.si_code = SEGV_MAPERR;
+        si.si_addr = addr;
+        a.sa_sigaction(SIGSEGV, &si, NULL);
+    } else {
+        a.sa_handler(SIGSEGV);
+    }
+    return 1;
+}
+
+void shim_signals_init(void)
+{
+    for (int k = 0; k < 2; k++) {
+        memset(&program_act[k], 0, sizeof program_act[k]);
+        program_act[k].sa_handler = SIG_DFL;
+    }
+    dsm__foreign_fault_hook = run_program_handler;
+}
+
+SHIM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    int k = slot_of(sig);
+    if (k < 0 || !shim.active || !shim_code_is_program(__builtin_return_address(0)))
+        return real_sigaction()(sig, act, old);
+    pthread_mutex_lock(&act_mu);
+    if (old)
+        *old = program_act[k];
+    if (act)
+        program_act[k] = *act;
+    pthread_mutex_unlock(&act_mu);
+    return 0;
+}
+
+SHIM_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    int k = slot_of(sig);
+    if (k < 0 || !shim.active || !shim_code_is_program(__builtin_return_address(0))) {
+        static void *fn;
+        void *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+        if (!f) {
+            f = dlsym(RTLD_NEXT, "signal");
+            if (!f)
+                dsm__fatal("libompshim: the C library's signal was not found");
+            __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+        }
+        return ((sighandler_t (*)(int, sighandler_t))f)(sig, handler);
+    }
+    pthread_mutex_lock(&act_mu);
+    /* sa_handler and sa_sigaction share their storage (a union in glibc):
+     * either way the previous function comes back. */
+    sighandler_t prev = program_act[k].sa_handler;
+    memset(&program_act[k], 0, sizeof program_act[k]);
+    program_act[k].sa_handler = handler;
+    program_act[k].sa_flags = SA_RESTART;
+    pthread_mutex_unlock(&act_mu);
+    return prev;
+}
