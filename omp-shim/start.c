@@ -10,9 +10,11 @@
  *   3. bring the executable's .data and .bss under the DSM (homed at rank 0,
  *      moving to the first node that alone writes a page);
  *   4. allocate the control block, the work-share counters, one stack per
- *      OpenMP thread (homed where the thread runs) and the heap arenas;
- *   5. rank 0 runs main on its stack in the DSM; the others serve parallel
- *      regions (team.c) until rank 0 exits.
+ *      OpenMP thread (homed where the thread runs) and the heap arenas; find
+ *      the libraries whose code counts as the program's (applibs.c); take
+ *      over the program's SIGSEGV handlers (signals.c);
+ *   5. rank 0 runs main on its stack in the DSM, with a copy of argv in the
+ *      DSM; the others serve parallel regions (team.c) until rank 0 exits.
  * Rank 0's exit (return from main or exit()) reaches shim_finish through
  * on_exit, which tells the others to finish with the same status.
  *
