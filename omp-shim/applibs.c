@@ -12,7 +12,7 @@
  * modules) are never the program's.
  *
  * Threads: shim_applibs_scan runs once, on the main thread at start-up,
- * before shim.active is set; shim_code_is_program on any thread after.
+ * before shim.active is set; shim_code_in_prog_lib on any thread after.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -151,13 +151,8 @@ void shim_applibs_scan(void)
     }
 }
 
-int shim_code_is_program(const void *ret)
+int shim_code_in_prog_lib(uintptr_t a)
 {
-    uintptr_t a = (uintptr_t)ret;
-    if (!shim.active)
-        return 0;
-    if (a >= shim.text_lo && a < shim.text_hi)
-        return 1;
     for (int i = 0; i < shim.nprog_libs; i++)
         if (a >= shim.prog_lib_lo[i] && a < shim.prog_lib_hi[i])
             return 1;

@@ -21,7 +21,6 @@
  * Threads: any; one mutex per rank.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,8 +337,6 @@ SHIM_EXPORT size_t malloc_usable_size(void *p)
     if (shim_in_heap(p))
         return hdr_of(p)->size;
     /* glibc exports its own under this name only; ask it through dlsym. */
-    static size_t (*real)(void *);
-    if (!real)
-        real = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-    return real ? real(p) : 0;
+    static void *real;
+    return ((size_t (*)(void *))shim_libc_fn(&real, "malloc_usable_size"))(p);
 }

@@ -30,7 +30,6 @@
 
 extern void *__libc_malloc(size_t);
 
-static void *next_fn(void **cache, const char *name);
 
 static void *alloc_as(size_t n, int program)
 {
@@ -118,9 +117,9 @@ SHIM_EXPORT int __asprintf_chk(char **out, int flag, const char *fmt, ...)
     return n;
 }
 
-/* ---- realpath, getcwd ---- */
+/* ---- the C library's own functions, behind ours ---- */
 
-static void *next_fn(void **cache, const char *name)
+void *shim_libc_fn(void **cache, const char *name)
 {
     void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
     if (!f) {
@@ -177,7 +176,7 @@ SHIM_EXPORT ssize_t getdelim(char **line, size_t *cap, int delim, FILE *f)
 {
     if (shim_code_is_program(__builtin_return_address(0)))
         return getdelim_shared(line, cap, delim, f);
-    return ((getdelim_fn)next_fn(&real_getdelim, "__getdelim"))(line, cap, delim, f);
+    return ((getdelim_fn)shim_libc_fn(&real_getdelim, "__getdelim"))(line, cap, delim, f);
 }
 
 /* What glibc's <stdio.h> makes of getline when optimising. */
@@ -185,15 +184,17 @@ SHIM_EXPORT ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *f)
 {
     if (shim_code_is_program(__builtin_return_address(0)))
         return getdelim_shared(line, cap, delim, f);
-    return ((getdelim_fn)next_fn(&real_getdelim, "__getdelim"))(line, cap, delim, f);
+    return ((getdelim_fn)shim_libc_fn(&real_getdelim, "__getdelim"))(line, cap, delim, f);
 }
 
 SHIM_EXPORT ssize_t getline(char **line, size_t *cap, FILE *f)
 {
     if (shim_code_is_program(__builtin_return_address(0)))
         return getdelim_shared(line, cap, '\n', f);
-    return ((getdelim_fn)next_fn(&real_getdelim, "__getdelim"))(line, cap, '\n', f);
+    return ((getdelim_fn)shim_libc_fn(&real_getdelim, "__getdelim"))(line, cap, '\n', f);
 }
+
+/* ---- realpath, getcwd ---- */
 
 /* The kernel writes the result of realpath's and getcwd's system calls
  * (readlink, getcwd): into a buffer in shared memory, which may not be
@@ -203,7 +204,7 @@ SHIM_EXPORT ssize_t getline(char **line, size_t *cap, FILE *f)
 SHIM_EXPORT char *realpath(const char *path, char *resolved)
 {
     static void *real;
-    char *(*fn)(const char *, char *) = (char *(*)(const char *, char *))next_fn(&real, "realpath");
+    char *(*fn)(const char *, char *) = (char *(*)(const char *, char *))shim_libc_fn(&real, "realpath");
     int program = shim_code_is_program(__builtin_return_address(0));
     if (resolved ? !dsm__in_region(resolved) : !program)
         return fn(path, resolved);
@@ -220,7 +221,7 @@ SHIM_EXPORT char *realpath(const char *path, char *resolved)
 SHIM_EXPORT char *getcwd(char *buf, size_t size)
 {
     static void *real;
-    char *(*fn)(char *, size_t) = (char *(*)(char *, size_t))next_fn(&real, "getcwd");
+    char *(*fn)(char *, size_t) = (char *(*)(char *, size_t))shim_libc_fn(&real, "getcwd");
     int program = shim_code_is_program(__builtin_return_address(0));
     if (buf ? !dsm__in_region(buf) : !program)
         return fn(buf, size);

@@ -109,6 +109,19 @@ struct shim_global {
     unsigned char *tls_image;   /* rank 0's copy at each fork, in the DSM */
 };
 extern struct shim_global shim SHIM_HIDDEN;
+/* The return address ret is in the program's code: the executable's or a
+ * library's it needs (applibs.c; never the C runtime's, MPI's or the
+ * shim's).  Inline for malloc's sake: most calls come from the executable. */
+SHIM_HIDDEN int shim_code_in_prog_lib(uintptr_t a);
+static inline int shim_code_is_program(const void *ret)
+{
+    uintptr_t a = (uintptr_t)ret;
+    if (!shim.active)
+        return 0;
+    if (a >= shim.text_lo && a < shim.text_hi)
+        return 1;
+    return shim.nprog_libs && shim_code_in_prog_lib(a);
+}
 /* Run fn(arg) on the stack whose top is top (stack.c). */
 SHIM_HIDDEN void shim_call_on_stack(void (*fn)(void *), void *arg, void *top);
 SHIM_HIDDEN void *shim_stack_top(int rank, int local);
@@ -151,14 +164,16 @@ SHIM_HIDDEN void shim_local_lock(const void *key);
 SHIM_HIDDEN void shim_local_unlock(const void *key);
 SHIM_HIDDEN int shim_local_trylock(const void *key);
 
+/* ---- libc_alloc.c ---- */
+/* The C library's function name, behind the shim's of the same name
+ * (dlsym RTLD_NEXT, kept in *cache); fatal if missing. */
+SHIM_HIDDEN void *shim_libc_fn(void **cache, const char *name);
+
 /* ---- signals.c: the program's SIGSEGV/SIGBUS handlers ---- */
 SHIM_HIDDEN void shim_signals_init(void);
 
 /* ---- applibs.c ---- */
 SHIM_HIDDEN void shim_applibs_scan(void);
-/* The return address ret is in the program's code: the executable's or a
- * library's it needs (never the C runtime's, MPI's or the shim's). */
-SHIM_HIDDEN int shim_code_is_program(const void *ret);
 
 /* ---- heap.c ---- */
 SHIM_HIDDEN void shim_heap_init(void);

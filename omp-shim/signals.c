@@ -16,7 +16,6 @@
  * that faulted.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -36,14 +35,7 @@ static int slot_of(int sig)
 static sigaction_fn real_sigaction(void)
 {
     static void *fn;
-    void *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = dlsym(RTLD_NEXT, "sigaction");
-        if (!f)
-            dsm__fatal("libompshim: the C library's sigaction was not found");
-        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
-    }
-    return (sigaction_fn)f;
+    return (sigaction_fn)shim_libc_fn(&fn, "sigaction");
 }
 
 /* Run the program's SIGSEGV action for a fault at addr that libdsm does
@@ -98,14 +90,7 @@ SHIM_EXPORT sighandler_t signal(int sig, sighandler_t handler)
     int k = slot_of(sig);
     if (k < 0 || !shim.active || !shim_code_is_program(__builtin_return_address(0))) {
         static void *fn;
-        void *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-        if (!f) {
-            f = dlsym(RTLD_NEXT, "signal");
-            if (!f)
-                dsm__fatal("libompshim: the C library's signal was not found");
-            __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
-        }
-        return ((sighandler_t (*)(int, sighandler_t))f)(sig, handler);
+        return ((sighandler_t (*)(int, sighandler_t))shim_libc_fn(&fn, "signal"))(sig, handler);
     }
     pthread_mutex_lock(&act_mu);
     /* sa_handler and sa_sigaction share their storage (a union in glibc):

@@ -56,6 +56,15 @@ static void fill_random(unsigned char *p, size_t page_size)
         p[i] = (unsigned char)rng32();
 }
 
+/* A random twin and a current page equal to it, from seed. */
+static void random_twin(unsigned char *twin, unsigned char *cur, size_t page_size,
+                        uint64_t seed)
+{
+    rng_seed(seed);
+    fill_random(twin, page_size);
+    memcpy(cur, twin, page_size);
+}
+
 /* Change byte i of cur so that it surely differs from the twin. */
 static void change_byte(const unsigned char *twin, unsigned char *cur, size_t i)
 {
@@ -306,9 +315,7 @@ static void test_unchanged(void **state)
         unsigned char *page = page_alloc(ps), *before = page_alloc(ps);
         struct outbuf o = out_alloc(ps);
 
-        rng_seed(1);
-        fill_random(twin, ps);
-        memcpy(cur, twin, ps);
+        random_twin(twin, cur, ps, 1);
         assert_int_equal(dsm__diff_make(twin, cur, ps, o.p, o.cap), 0);
         out_check_guard(&o);
 
@@ -400,9 +407,7 @@ static void check_single_byte(size_t ps, size_t i)
     struct outbuf o = out_alloc(ps);
     struct dsm_diff_run r;
 
-    rng_seed(3 + i);
-    fill_random(twin, ps);
-    memcpy(cur, twin, ps);
+    random_twin(twin, cur, ps, 3 + i);
     change_byte(twin, cur, i);
     assert_int_equal(dsm__diff_make(twin, cur, ps, o.p, o.cap), HDR + CHUNK + 1);
     r = run_at(o.p, 0);
@@ -445,9 +450,7 @@ static void test_full_chunks(void **state)
     struct dsm_diff_run r;
 
     (void)state;
-    rng_seed(9);
-    fill_random(twin, ps);
-    memcpy(cur, twin, ps);
+    random_twin(twin, cur, ps, 9);
     for (size_t i = 16; i < 24; i++)
         change_byte(twin, cur, i);
     assert_int_equal(dsm__diff_make(twin, cur, ps, o.p, o.cap), HDR + 8);
@@ -478,9 +481,7 @@ static void test_straddling_bytes(void **state)
     struct dsm_diff_run r;
 
     (void)state;
-    rng_seed(10);
-    fill_random(twin, ps);
-    memcpy(cur, twin, ps);
+    random_twin(twin, cur, ps, 10);
     for (size_t i = 5; i < 13; i++)
         change_byte(twin, cur, i);
     assert_int_equal(dsm__diff_make(twin, cur, ps, o.p, o.cap), HDR + 16 + 2);
@@ -517,9 +518,7 @@ static void test_scattered_bytes(void **state)
     size_t len, pos = 0;
 
     (void)state;
-    rng_seed(4);
-    fill_random(twin, ps);
-    memcpy(cur, twin, ps);
+    random_twin(twin, cur, ps, 4);
     for (size_t k = 0; k < sizeof idx / sizeof idx[0]; k++)
         change_byte(twin, cur, idx[k]);
     for (size_t i = 600; i < 616; i++)
@@ -553,9 +552,7 @@ static void test_alternating_chunks(void **state)
                 unsigned char *twin = page_alloc(ps), *cur = page_alloc(ps);
                 size_t len;
 
-                rng_seed(5 + parity + 2 * whole);
-                fill_random(twin, ps);
-                memcpy(cur, twin, ps);
+                random_twin(twin, cur, ps, 5 + parity + 2 * whole);
                 for (size_t c = parity; c < nchunks; c += 2) {
                     if (whole)
                         for (size_t j = 0; j < CHUNK; j++)
@@ -584,9 +581,7 @@ static void test_touching_runs(void **state)
     size_t len;
 
     (void)state;
-    rng_seed(8);
-    fill_random(twin, ps);
-    memcpy(cur, twin, ps);
+    random_twin(twin, cur, ps, 8);
     for (size_t i = 16; i < 80; i++)        /* [16,48) and [48,80): one run */
         change_byte(twin, cur, i);
     for (size_t c = 11; c < 15; c++)        /* chunk 10 unchanged in between */
@@ -640,9 +635,7 @@ static void test_same_value_not_changed(void **state)
     struct dsm_diff_run r;
 
     (void)state;
-    rng_seed(11);
-    fill_random(twin, ps);
-    memcpy(cur, twin, ps);
+    random_twin(twin, cur, ps, 11);
     for (size_t i = 0; i < ps; i += 3)      /* rewrites of the same values */
         cur[i] = twin[i];
     assert_int_equal(dsm__diff_make(twin, cur, ps, o.p, o.cap), 0);
