@@ -16,6 +16,10 @@
  *     leaving one, it does not;
  *   - a rank's first copy of a page (xfer_first_us) against a later one,
  *     and its measurement in a trace;
+ *   - the communication thread's naps (comm_naps): a message waits for the
+ *     end of the nap it arrives in; not while a thread of the rank sleeps
+ *     in a wait (for nap_window_us) or within nap_spin_us of its last
+ *     event on a host with free cores;
  *   - a waiting thread that receives its own reply, under both service_at,
  *     with measured transfer times (xfer_us, xfer_wait_us), and with
  *     costs = trace, which measures them in the trace and gives back the
@@ -634,6 +638,103 @@ static void measured_xfer(const struct tr_trace *t)
     sim_result_free(&r);
 }
 
+/* The nap rule (comm_naps, commnap.c).  Rank 0 asks rank 1 for page 5 at
+ * time S; rank 1's communication thread, idle since 0, serves the request;
+ * rank 0's waiting thread receives the reply.  Rank 1's application thread
+ * computes from 0 to 2000 us, or (sleeps) waits from 10 to 2000 us in a
+ * wait that slept.  A rank per host.  Model: xfer_wait_us.PAGE_REQ and
+ * .PAGE_REPLY 10, everything else 0, so the fault is
+ * (noticed - S) + 10:
+ *   naps off: noticed at S (xfer_us.PAGE_REQ 0, service_us 0): 10 us;
+ *   naps on, 1 core per rank (a full host: no spin), naps 20 40 80 160 200
+ *   ... from 0, ending at 20 60 140 300 500 700 900 1100 1300:
+ *     S 100, arrival 110: at 140, fault 50; S 1000, arrival 1010: at 1100,
+ *     fault 110;
+ *   a sleeping waiter on rank 1: polls until 500, then naps ending at 520
+ *     560 640 800 1000 1200: S 100: at 110, fault 20; S 1000: at 1200, 210;
+ *   4 cores per host (2 threads: not full): spins 50 us, then naps ending
+ *     at 70 110 190: S 30: at 40, fault 20; S 120, arrival 130: at 190, 80;
+ *     on 1 core S 120: at 140, fault 30. */
+static void nap_case(uint64_t S, int sleeps, struct tr_trace *t)
+{
+    struct rk rk[2];
+    memset(rk, 0, sizeof rk);
+    uint64_t ka = 40 | (uint64_t)9 << 32, kr = 16384 | (uint64_t)9 << 32, kb = 5;
+    struct th *a0 = &rk[0].t[0], *a1 = &rk[1].t[0], *c1 = &rk[1].t[1];
+    uint64_t tr = S + 300 * US;         /* traced times after the send: any */
+    ev(a0, 0, DSM_TR_THREAD, 0, -1, 0, 0);
+    ev(a0, 0, DSM_TR_INIT, 0, -1, 0, 0);
+    ev(a0, S, DSM_TR_COMPUTE, 0, -1, S, S);
+    ev(a0, S, DSM_TR_FAULT_BEGIN, 0, 1, 5, 0);
+    ev(a0, S, DSM_TR_SEND, 1, 1, ka, kb);
+    ev(a0, S, DSM_TR_WAIT_BEGIN, 1, -1, 9, 0);
+    ev(a0, tr, DSM_TR_RECV, 2, 1, kr, kb);
+    ev(a0, tr, DSM_TR_COMPLETE, 1, -1, 9, 0);
+    ev(a0, tr, DSM_TR_HANDLED, 2, 1, 0, 0);
+    ev(a0, tr, DSM_TR_WAIT_END, 1, -1, 9, 0);
+    ev(a0, tr, DSM_TR_FAULT_END, 0, 1, 5, 0);
+    ev(a0, tr, DSM_TR_FINALIZE, 0, -1, 0, 0);
+    ev(a1, 0, DSM_TR_THREAD, 0, -1, 0, 0);
+    ev(a1, 0, DSM_TR_INIT, 0, -1, 0, 0);
+    if (sleeps) {
+        ev(a1, 10 * US, DSM_TR_COMPUTE, 0, -1, 10 * US, 10 * US);
+        ev(a1, 10 * US, DSM_TR_BARRIER_ENTER, 0, -1, 1, 0);
+        ev(a1, 10 * US, DSM_TR_WAIT_BEGIN, 2, -1, 3, 0);
+        ev(a1, 2000 * US, DSM_TR_WAIT_END, 2 | 0x40, -1, 3, 0);
+        ev(a1, 2000 * US, DSM_TR_BARRIER_LEAVE, 0, -1, 1, 0);
+    } else {
+        ev(a1, 2000 * US, DSM_TR_COMPUTE, 0, -1, 2000 * US, 2000 * US);
+    }
+    ev(a1, 2000 * US, DSM_TR_FINALIZE, 0, -1, 0, 0);
+    ev(c1, 0, DSM_TR_THREAD, 1, -1, 0, 0);
+    ev(c1, tr - 50 * US, DSM_TR_RECV, 1, 0, ka, kb);
+    ev(c1, tr - 50 * US, DSM_TR_SEND, 2, 0, kr, kb);
+    ev(c1, tr - 50 * US, DSM_TR_HANDLED, 1, 0, 0, 0);
+    save_load("nap", rk, 2, t);
+}
+
+static double nap_fault(uint64_t S, int sleeps, int naps, int cores)
+{
+    struct tr_trace t;
+    struct model m;
+    struct sim_result r;
+    nap_case(S, sleeps, &t);
+    model_defaults(&m);
+    m.xfer_us[XFER_TO_WAITER][1] = 10;
+    m.xfer_us[XFER_TO_WAITER][2] = 10;
+    m.comm_naps = naps;
+    m.cores = cores;
+    run(&t, &m, &r);
+    double f = r.r[0].b.fault;
+    sim_result_free(&r);
+    tr_free(&t);
+    return f;
+}
+
+static void comm_naps(void)
+{
+    char err[256];
+    struct model m;
+    expect("naps off: fault", nap_fault(100 * US, 0, 0, 0), 10e-6);
+    expect("naps, S 100: fault", nap_fault(100 * US, 0, 1, 0), 50e-6);
+    expect("naps, S 1000: fault", nap_fault(1000 * US, 0, 1, 0), 110e-6);
+    expect("naps, a sleeping waiter, S 100: fault", nap_fault(100 * US, 1, 1, 0), 20e-6);
+    expect("naps, a sleeping waiter, S 1000: fault", nap_fault(1000 * US, 1, 1, 0), 210e-6);
+    expect("naps, 4 cores (spin), S 30: fault", nap_fault(30 * US, 0, 1, 4), 20e-6);
+    expect("naps, 4 cores (spin), S 120: fault", nap_fault(120 * US, 0, 1, 4), 80e-6);
+    expect("naps, 1 core, S 120: fault", nap_fault(120 * US, 0, 1, 0), 30e-6);
+    /* the keys */
+    model_defaults(&m);
+    expect("model: comm_naps = on", model_set(&m, "comm_naps = on", err, sizeof err) == 0 &&
+           m.comm_naps == 1, 1);
+    expect("model: comm_naps = maybe refused",
+           model_set(&m, "comm_naps=maybe", err, sizeof err) == -1 && strstr(err, "on or off"), 1);
+    expect("model: nap_first_us = 0 refused",
+           model_set(&m, "nap_first_us=0", err, sizeof err) == -1, 1);
+    expect("model: nap_max_us = 100", model_set(&m, "nap_max_us=100", err, sizeof err) == 0 &&
+           m.nap_max_us == 100, 1);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -650,6 +751,7 @@ int main(void)
     shared_cores();
     busy_home();
     first_copy();
+    comm_naps();
     rmdir(dir);
     if (failures) {
         fprintf(stderr, "sim_exact: %d checks failed\n", failures);

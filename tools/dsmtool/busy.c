@@ -62,7 +62,7 @@ int busy_setup(struct sim *s)
     /* With costs or contention from the trace, the trace's own receive
      * times already hold the waits at busy homes. */
     s->busy = m->busy_service_us > 0 && !m->costs_from_trace && !m->contention_from_trace;
-    if (!s->busy)
+    if (!s->busy && !s->naps)           /* the nap rule asks gap_at too */
         return 0;
     s->gcls = calloc(s->nev + 1, 1);
     if (!s->gcls)
@@ -76,7 +76,7 @@ int busy_setup(struct sim *s)
 /* What application thread h does at time t (ns); the replay has reached t
  * on it (its last replayed event is at or after t, or it is blocked, in
  * its host's pool, or at its next gap). */
-static int state_at(const struct sim *s, const struct thr *h, double t)
+int gap_at(const struct sim *s, const struct thr *h, double t)
 {
     if (h->next == 0)
         return GAP_IDLE;
@@ -115,7 +115,7 @@ double busy_delay(struct sim *s, int rank, int ty, double t)
         const struct thr *h = &s->thr[i];
         if (s->host_of[h->rank] != hid || h->th->role == DSM_TR_ROLE_COMM)
             continue;
-        int st = state_at(s, h, t);
+        int st = gap_at(s, h, t);
         run += st != GAP_IDLE;
         home_computes |= h->rank == rank && st == GAP_COMPUTE;
     }

@@ -20,6 +20,11 @@ void model_defaults(struct model *m)
     m->net_factor = 1.0;
     m->link = LINK_NONE;
     m->compute = COMPUTE_WALL;
+    /* libdsm's own (DSM_SPIN_US's default, comm.c, dsm_internal.h) */
+    m->nap_spin_us = 50;
+    m->nap_window_us = 500;
+    m->nap_first_us = 20;
+    m->nap_max_us = 200;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -58,6 +63,10 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         { "cpu_factor", offsetof(struct model, cpu_factor) },
         { "net_factor", offsetof(struct model, net_factor) },
         { "bg_threads", offsetof(struct model, bg_threads) },
+        { "nap_spin_us", offsetof(struct model, nap_spin_us) },
+        { "nap_window_us", offsetof(struct model, nap_window_us) },
+        { "nap_first_us", offsetof(struct model, nap_first_us) },
+        { "nap_max_us", offsetof(struct model, nap_max_us) },
     };
     if (!strcmp(k, "name")) {
         snprintf(m->name, sizeof m->name, "%s", v);
@@ -74,6 +83,12 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         if (!strcmp(v, "comm")) m->service_any = 0;
         else if (!strcmp(v, "any")) m->service_any = 1;
         else return fail(err, errlen, "service_at = %s: choose comm or any", v);
+        return 0;
+    }
+    if (!strcmp(k, "comm_naps")) {
+        if (!strcmp(v, "off")) m->comm_naps = 0;
+        else if (!strcmp(v, "on")) m->comm_naps = 1;
+        else return fail(err, errlen, "comm_naps = %s: choose on or off", v);
         return 0;
     }
     if (!strcmp(k, "costs")) {
@@ -138,6 +153,9 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
             return fail(err, errlen, "%s = %s: give a number >= 0", k, v);
         if ((!strcmp(k, "cpu_factor") || !strcmp(k, "net_factor")) && x <= 0)
             return fail(err, errlen, "%s = %s: give a factor > 0", k, v);
+        if ((!strcmp(k, "nap_first_us") || !strcmp(k, "nap_max_us")) && x <= 0)
+            return fail(err, errlen, "%s = %s: give microseconds > 0 (a nap of 0 never "
+                        "ends)", k, v);
         *(double *)((char *)m + num[i].off) = x;
         if (!strcmp(k, "bg_threads"))
             m->bg_from_trace = 0;
@@ -148,6 +166,7 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
                 "xfer_first_us, "
                 "fault_us, cpu_factor, "
                 "net_factor, link, compute, cores, ranks_per_host, service_at, bg_threads, costs, contention, "
+                "comm_naps, nap_spin_us, nap_window_us, nap_first_us, nap_max_us, "
                 "xfer_us.TYPE, xfer_wait_us.TYPE)", k);
 }
 
@@ -209,6 +228,10 @@ void model_print(const struct model *m, FILE *out)
         fprintf(out, "busy_service_us = %.3f\n", m->busy_service_us);
     if (m->xfer_first_us > 0)
         fprintf(out, "xfer_first_us = %.3f\n", m->xfer_first_us);
+    if (m->comm_naps)
+        fprintf(out, "comm_naps = on\nnap_spin_us = %.3f\nnap_window_us = %.3f\n"
+                "nap_first_us = %.3f\nnap_max_us = %.3f\n", m->nap_spin_us,
+                m->nap_window_us, m->nap_first_us, m->nap_max_us);
     if (m->bg_from_trace)
         fprintf(out, "bg_threads = trace\n");
     else if (m->bg_threads > 0)

@@ -35,6 +35,13 @@ struct model {
     int    cores;          /* cores per host, shared under compute=cpu (0: one per rank) */
     int    ranks_per_host; /* 0: as in the trace */
     int    service_any;    /* service_at = any: waiting threads pay service_us too */
+    /* comm_naps = on (commnap.c): an idle communication thread notices a
+     * message at the end of its current nap, as libdsm's naps: after its
+     * last event it polls nap_spin_us (only on a host whose threads do not
+     * outnumber its cores), or nap_window_us while a thread of its rank
+     * sleeps in a wait, then naps nap_first_us doubling to nap_max_us. */
+    int    comm_naps;
+    double nap_spin_us, nap_window_us, nap_first_us, nap_max_us;
     /* Measured per message type (xfer_us.TYPE, xfer_wait_us.TYPE): from a
      * SEND to its RECV at an idle receiver, a communication thread or a
      * thread receiving in its own wait; 0: latency, bytes and service_us. */

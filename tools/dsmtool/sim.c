@@ -10,7 +10,9 @@
  *     measured xfer_us / xfer_wait_us for its type, an idle receiver
  *     takes it that long after the SEND instead;
  *     a PAGE_REPLY that is its rank's first copy of the page takes
- *     xfer_first_us instead (firstcopy.c);
+ *     xfer_first_us instead (firstcopy.c); with comm_naps, an idle
+ *     communication thread takes it (at xfer_wait_us) when its nap ends
+ *     (commnap.c);
  *     the receiver then spends recv_us; a page request to a communication
  *     thread whose rank computes on a host with no free core, busy_service_us
  *     more (busy.c);
@@ -503,7 +505,19 @@ static int step(struct sim *s, int hi)
             if (s->first_on && s->first[gid])
                 x = m->xfer_first_us;           /* a rank's first copy (firstcopy.c) */
             T = arr;
-            if (idle && x > 0 && s->T[d] + x * 1e3 > h->cur) {
+            if (comm && idle && s->naps) {
+                /* when its nap ends (commnap.c) */
+                double xw = e->sub < MODEL_NTYPES ? m->xfer_us[XFER_TO_WAITER][e->sub] : 0;
+                if (s->first_on && s->first[gid])
+                    xw = m->xfer_first_us;
+                if (xw > 0)
+                    arr = s->T[d] + xw * 1e3;
+                T = nap_notice(s, h, arr);
+                if (T < 0) {
+                    h->defer = arr;
+                    return 3;
+                }
+            } else if (idle && x > 0 && s->T[d] + x * 1e3 > h->cur) {
                 /* measured: send to receive at an idle receiver */
                 T = s->T[d] + x * 1e3;
             } else if ((comm || (m->service_any && h->in_wait)) && arr > h->cur &&
@@ -761,7 +775,7 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
             out->contention = k;
         }
     }
-    if (setup_hosts(&s) || busy_setup(&s)) {
+    if (setup_hosts(&s) || naps_setup(&s) || busy_setup(&s)) {
         snprintf(err, errlen, "out of memory for the replay");
         return -1;
     }
@@ -827,7 +841,7 @@ int sim_run(const struct tr_trace *t, const struct model *m, struct sim_result *
     finish(t, out);
     free(s.thr); free(s.T); free(s.A); free(s.dep); free(s.ratio); free(s.wait_head);
     free(s.wait_next); free(s.heap); free(s.in_heap); free(s.out_free); free(s.in_free);
-    free(s.host); free(s.host_of); free(s.gcls); free(s.first);
+    free(s.host); free(s.host_of); free(s.gcls); free(s.first); free(s.nap_spin);
     return 0;
 }
 

@@ -58,6 +58,8 @@ struct sim {
     long busy_n;            /* receives it delayed */
     unsigned char *first;   /* per event: a rank's first PAGE_REPLY of a page (firstcopy.c) */
     int first_on;           /* replay those with xfer_first_us */
+    int naps;               /* the nap rule is on (commnap.c) */
+    double *nap_spin;       /* per rank: ns its communication thread polls after an event */
 };
 
 /* The thread whose events include global index gid, or NULL. */
@@ -97,12 +99,21 @@ static inline int is_leave(int k)
 /* What a thread does in the gap before an event (busy.c). */
 enum { GAP_IDLE = 0, GAP_COMPUTE, GAP_RUN };
 
-/* busy.c: set up s->gcls and s->busy (0, or -1 out of memory). */
+/* busy.c: set up s->gcls (with the busy-home or the nap rule) and s->busy
+ * (0, or -1 out of memory); what application thread h does at time t
+ * (GAP_*; the replay must have reached t on it). */
 int  busy_setup(struct sim *s);
+int  gap_at(const struct sim *s, const struct thr *h, double t);
 /* busy.c: the extra ns before a communication thread of rank may take a
  * message of type ty at time t (0: none); -1 if the replay has not yet
  * reached t on that rank's host and the receive must wait (defer). */
 double busy_delay(struct sim *s, int rank, int ty, double t);
+/* commnap.c: set s->naps and s->nap_spin (after setup_hosts, before
+ * busy_setup; 0, or -1 out of memory); when communication thread h, idle
+ * since h->cur, notices a message that arrives at time arrival (ns), or -1
+ * if the replay has not reached arrival on h's rank and it must wait. */
+int  naps_setup(struct sim *s);
+double nap_notice(const struct sim *s, const struct thr *h, double arrival);
 /* firstcopy.c: set s->first (0, or -1 out of memory). */
 int  first_setup(struct sim *s);
 

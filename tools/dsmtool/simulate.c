@@ -449,6 +449,9 @@ int cmd_calibrate(int argc, char **argv)
     m.poll_us = 0;
     m.service_us = 0;
     calibrate_busy(&m, busy, log);
+    /* libdsm's communication thread naps between polls (commnap.c): its
+     * own constants, nothing measured. */
+    m.comm_naps = 1;
     fclose(log);
     struct sim_result chk;
     run_or_die(&t, &m, &chk);
@@ -491,7 +494,11 @@ int cmd_calibrate(int argc, char **argv)
             "# factor, the trace's own mean of these times over the model's (how much\n"
             "# more the machine was loaded while that trace was taken); busy_service_us\n"
             "# and xfer_first_us (a PAGE_REPLY that is its rank's first copy of the\n"
-            "# page) apply only with contention = none (the trace's times hold them).\n",
+            "# page) apply only with contention = none (the trace's times hold them),\n"
+            "# and so does comm_naps = on: an idle communication thread takes a message\n"
+            "# when its nap ends (libdsm's naps: nap_spin_us, nap_window_us,\n"
+            "# nap_first_us doubling to nap_max_us), the message's arrival being its\n"
+            "# xfer_wait_us.TYPE; xfer_us.TYPE is then not used.\n",
             icpt, slope * 1e3, n, pp, logbuf, poll_measured, target, rmr_model, bar_target,
             bar_model);
     free(logbuf);
