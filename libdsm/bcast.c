@@ -166,7 +166,7 @@ static void check_args(void *addr, size_t len, int root, size_t *first, size_t *
     if (len == 0)
         return;
     if (!dsm__in_region(a) || (uintptr_t)a + len < (uintptr_t)a ||
-        !dsm__in_region(a + len - 1) || dsm__in_segment(a) != dsm__in_segment(a + len - 1))
+        !dsm__in_region(a + len - 1) || dsm__segment_at(a) != dsm__segment_at(a + len - 1))
         dsm__fatal("dsm_bcast(%p, %zu, %d): the range [%p, %p) is not inside the shared "
                    "region; pass memory from dsm_malloc (or, under the OpenMP shim, "
                    "the program's shared heap or globals)", addr, len, root, addr,

@@ -17,6 +17,10 @@
 #include "trace.h"
 
 #define dsm__likely(x)   __builtin_expect(!!(x), 1)
+
+/* Address ranges outside the region that can be brought under the DSM
+ * (segment.c): the OpenMP shim's executable and the libraries it needs. */
+#define DSM_MAX_SEGMENTS 64
 #define dsm__unlikely(x) __builtin_expect(!!(x), 0)
 
 /* ---- init.c: the one global state ---------------------------------------- */
@@ -54,11 +58,16 @@ struct dsm_global {
     size_t page_size, npages;
     unsigned page_shift;
     size_t os_page;
-    /* An attached segment (segment.c): pages [seg_first, seg_first+seg_npages)
-     * appear at seg_app instead of at app + p*page_size; its last page may be
-     * shorter (seg_bytes in all). */
-    unsigned char *seg_app;
-    size_t seg_first, seg_npages, seg_bytes;
+    /* Attached segments (segment.c): pages [segs_first, segs_first +
+     * segs_npages), one run for all of them; segment i's pages [first,
+     * first+npages) appear at its app instead of at app + p*page_size, and
+     * its last page may be shorter (bytes in all). */
+    struct dsm_segment {
+        unsigned char *app;
+        size_t first, npages, bytes;
+    } segs[DSM_MAX_SEGMENTS];
+    int nsegs;
+    size_t segs_first, segs_npages;
     int keep_mapped;                 /* dsm_finalize leaves every mapping in place */
 
     /* page_table.c */
@@ -106,35 +115,56 @@ DSM_HIDDEN void dsm__vm_open_all(void);
 DSM_HIDDEN void dsm__vm_protect(size_t first, size_t count, int prot);
 DSM_HIDDEN void dsm__vm_release(size_t first, size_t count);  /* drop backing */
 static inline int dsm__page_in_segment(size_t p)
-{ return p - dsm__g.seg_first < dsm__g.seg_npages; }
+{ return p - dsm__g.segs_first < dsm__g.segs_npages; }
+/* The segment that holds page p (dsm__page_in_segment(p) is true). */
+static inline const struct dsm_segment *dsm__segment_of_page(size_t p)
+{
+    const struct dsm_segment *s = dsm__g.segs;
+    while (p - s->first >= s->npages)
+        s++;
+    return s;
+}
 static inline unsigned char *dsm__app_page(size_t p)
 {
-    if (dsm__unlikely(dsm__page_in_segment(p)))
-        return dsm__g.seg_app + ((p - dsm__g.seg_first) << dsm__g.page_shift);
+    if (dsm__unlikely(dsm__page_in_segment(p))) {
+        const struct dsm_segment *s = dsm__segment_of_page(p);
+        return s->app + ((p - s->first) << dsm__g.page_shift);
+    }
     return dsm__g.app + (p << dsm__g.page_shift);
 }
 static inline unsigned char *dsm__sys_page(size_t p)
 { return dsm__g.sys + (p << dsm__g.page_shift); }
 static inline unsigned char *dsm__twin_page(size_t p)
 { return dsm__g.twins + (p << dsm__g.page_shift); }
-static inline int dsm__in_segment(const void *a)
+/* The segment whose bytes hold a, or NULL. */
+static inline const struct dsm_segment *dsm__segment_at(const void *a)
 {
-    uintptr_t x = (uintptr_t)a, b = (uintptr_t)dsm__g.seg_app;
-    return x >= b && x - b < dsm__g.seg_bytes;
+    uintptr_t x = (uintptr_t)a;
+    for (int i = 0; i < dsm__g.nsegs; i++)
+        if (x - (uintptr_t)dsm__g.segs[i].app < dsm__g.segs[i].bytes)
+            return &dsm__g.segs[i];
+    return NULL;
+}
+static inline int dsm__in_main_view(const void *a)
+{
+    return (uintptr_t)a - (uintptr_t)dsm__g.app < (dsm__g.npages << dsm__g.page_shift);
 }
 static inline int dsm__in_region(const void *a)
 {
-    uintptr_t x = (uintptr_t)a, b = (uintptr_t)dsm__g.app;
-    if (x >= b && x - b < (dsm__g.npages << dsm__g.page_shift))
-        return !dsm__page_in_segment((x - b) >> dsm__g.page_shift);
-    return dsm__in_segment(a);
+    if (dsm__in_main_view(a))
+        return !dsm__page_in_segment(((uintptr_t)a - (uintptr_t)dsm__g.app) >>
+                                     dsm__g.page_shift);
+    return dsm__segment_at(a) != NULL;
 }
+/* The page of a, an address in the region (dsm__in_region). */
 static inline size_t dsm__page_of(const void *a)
 {
-    if (dsm__unlikely(dsm__in_segment(a)))
-        return dsm__g.seg_first +
-               (((uintptr_t)a - (uintptr_t)dsm__g.seg_app) >> dsm__g.page_shift);
-    return ((uintptr_t)a - (uintptr_t)dsm__g.app) >> dsm__g.page_shift;
+    if (dsm__likely(dsm__in_main_view(a)))
+        return ((uintptr_t)a - (uintptr_t)dsm__g.app) >> dsm__g.page_shift;
+    const struct dsm_segment *s = dsm__segment_at(a);
+    if (!s)
+        return ((uintptr_t)a - (uintptr_t)dsm__g.app) >> dsm__g.page_shift;
+    return s->first + (((uintptr_t)a - (uintptr_t)s->app) >> dsm__g.page_shift);
 }
 
 /* Coalescing of protection changes: consecutive pages with the same target
@@ -375,12 +405,20 @@ DSM_HIDDEN void dsm__race_home_at(size_t p, uint32_t epoch);
 DSM_HIDDEN uint64_t dsm__races_found(void);
 
 /* ---- segment.c: memory outside the region brought under the DSM ----------- */
-/* Collective: put [addr, addr+len) (os-page aligned, e.g. an executable's
- * .data and .bss) under the DSM, homed at node `home`.  Every node must
- * have the same contents there (the same program image); they start as
- * valid read-only copies.  Only the byte ranges copy[0..ncopy) (offsets
- * from addr) are mapped now and copied; the rest reads as zero.  At most
- * one segment. */
+/* Collective, once: put the address ranges of spec[0..n) (os-page aligned,
+ * e.g. an executable's .data and .bss and its libraries') under the DSM,
+ * homed at node `home`, at most DSM_MAX_SEGMENTS.  Every node must have the
+ * same contents there (the same program image); they start as valid
+ * read-only copies.  Only the byte ranges copy[0..ncopy) of each (offsets
+ * from its addr) are copied; the rest reads as zero. */
+struct dsm_segment_spec {
+    void *addr;
+    size_t len;
+    const struct dsm_range *copy;
+    size_t ncopy;
+};
+DSM_HIDDEN void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t n, int home);
+/* One segment (the same, n = 1). */
 DSM_HIDDEN void dsm__segment_attach(void *addr, size_t len, int home,
                                     const struct dsm_range *copy, size_t ncopy);
 /* Mark the pages of [addr, addr+len) as migrating: at the first barrier

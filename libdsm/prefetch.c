@@ -208,12 +208,14 @@ int dsm_prefetch(const void *addr, size_t npages)
     if (!dsm__in_region(addr))
         return -DSM_EINVAL;
     p0 = dsm__page_of(addr);
-    if (dsm__page_in_segment(p0))
-        end = g->seg_first + g->seg_npages;
-    else if (g->seg_npages && p0 < g->seg_first)
-        end = g->seg_first;
-    else
+    if (dsm__page_in_segment(p0)) {
+        const struct dsm_segment *sg = dsm__segment_of_page(p0);
+        end = sg->first + sg->npages;
+    } else if (g->segs_npages && p0 < g->segs_first) {
+        end = g->segs_first;
+    } else {
         end = g->npages;
+    }
     if (npages > end - p0)
         return -DSM_EINVAL;
     /* A first look without locks, so that prefetching what is here already

@@ -18,57 +18,86 @@
 
 #define ALTSTACK_SIZE (256 * 1024)
 
-void dsm__segment_attach(void *addr, size_t len, int home,
-                         const struct dsm_range *copy, size_t ncopy)
+void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t n, int home)
 {
     struct dsm_global *g = &dsm__g;
-    size_t ps = g->page_size, npg = (len + ps - 1) / ps;
+    size_t ps = g->page_size, os = g->os_page, total = 0;
     uint64_t others = 0;
 
-    if (g->seg_npages)
-        dsm__fatal("internal error: a second segment attached");
-    if ((uintptr_t)addr % g->os_page || len % g->os_page || len == 0)
-        dsm__fatal("internal error: segment %p + %zu is not page-aligned", addr, len);
-    void *q = dsm_malloc_home(npg * ps, DSM_HOME_NODE, home);
+    if (g->nsegs)
+        dsm__fatal("internal error: segments attached twice");
+    if (n == 0)
+        return;
+    if (n > DSM_MAX_SEGMENTS)
+        dsm__fatal("cannot put %zu address ranges of the program under the DSM (at most %d); "
+                   "the program needs too many libraries with data of their own", n,
+                   DSM_MAX_SEGMENTS);
+    for (size_t i = 0; i < n; i++) {
+        if ((uintptr_t)spec[i].addr % os || spec[i].len % os || spec[i].len == 0)
+            dsm__fatal("internal error: segment %p + %zu is not page-aligned",
+                       spec[i].addr, spec[i].len);
+        total += (spec[i].len + ps - 1) / ps;
+    }
+    /* One run of pages for all, so that a page number says at once
+     * whether it is a segment's (dsm__page_in_segment). */
+    void *q = dsm_malloc_home(total * ps, DSM_HOME_NODE, home);
     if (!q)
         dsm__fatal("cannot attach %zu bytes of the program's data: the shared region "
-                   "is full; raise DSM_HEAP_SIZE", len);
-    size_t first = dsm__page_of(q);
+                   "is full; raise DSM_HEAP_SIZE", total * ps);
+    size_t first = dsm__page_of(q), p = first;
 
-    /* Every node starts from its own image of the same program: a valid
-     * copy.  The home traps its writes, since every node holds a copy. */
-    for (size_t i = 0; i < ncopy; i++) {
-        /* Page by page: all-zero pages (most of a .bss) need no copy. */
-        size_t os = g->os_page;
-        for (size_t off = copy[i].start; off < copy[i].start + copy[i].count; off += os) {
-            const uint64_t *src = (const uint64_t *)(void *)((unsigned char *)addr + off);
-            size_t k = 0;
-            while (k < os / 8 && src[k] == 0)
-                k++;
-            if (k < os / 8)
-                memcpy(dsm__sys_page(first) + off, src, os);
-        }
-    }
     for (int r = 0; r < g->nodes; r++)
         if (r != home)
             others |= (uint64_t)1 << r;
-    for (size_t p = first; p < first + npg; p++) {
-        struct dsm_page *pg = &g->pages[p];
-        dsm__page_lock(p);
-        pg->state = DSM_P_READ_ONLY;
-        pg->copyset = g->rank == home ? others : 0;
-        dsm__page_unlock(p);
+    for (size_t i = 0; i < n; i++) {
+        struct dsm_segment *sg = &g->segs[i];
+        unsigned char *addr = spec[i].addr;
+        sg->app = addr;
+        sg->first = p;
+        sg->npages = (spec[i].len + ps - 1) / ps;
+        sg->bytes = spec[i].len;
+        /* Every node starts from its own image of the same program: a valid
+         * copy.  The home traps its writes, since every node holds a copy.
+         * Page by page: all-zero pages (most of a .bss) need no copy. */
+        for (size_t c = 0; c < spec[i].ncopy; c++) {
+            const struct dsm_range *cp = &spec[i].copy[c];
+            for (size_t off = cp->start; off < cp->start + cp->count; off += os) {
+                const uint64_t *src = (const uint64_t *)(void *)(addr + off);
+                size_t k = 0;
+                while (k < os / 8 && src[k] == 0)
+                    k++;
+                if (k < os / 8)
+                    memcpy(dsm__sys_page(p) + off, src, os);
+            }
+        }
+        for (size_t x = p; x < p + sg->npages; x++) {
+            struct dsm_page *pg = &g->pages[x];
+            dsm__page_lock(x);
+            pg->state = DSM_P_READ_ONLY;
+            pg->copyset = g->rank == home ? others : 0;
+            dsm__page_unlock(x);
+        }
+        p += sg->npages;
     }
-    g->seg_app = addr;
-    g->seg_bytes = len;
-    g->seg_first = first;
-    __atomic_store_n(&g->seg_npages, npg, __ATOMIC_RELEASE);
-    void *m = mmap(addr, len, PROT_READ, MAP_SHARED | MAP_FIXED, g->memfd,
-                   (off_t)(first * ps));
-    if (m != addr)
-        dsm__fatal("cannot map the shared copy of the program's data over %p "
-                   "(%zu bytes): %s", addr, len, strerror(errno));
+    g->segs_first = first;
+    g->nsegs = (int)n;
+    __atomic_store_n(&g->segs_npages, total, __ATOMIC_RELEASE);
+    for (size_t i = 0; i < n; i++) {
+        const struct dsm_segment *sg = &g->segs[i];
+        void *m = mmap(sg->app, sg->bytes, PROT_READ, MAP_SHARED | MAP_FIXED, g->memfd,
+                       (off_t)(sg->first * ps));
+        if (m != sg->app)
+            dsm__fatal("cannot map the shared copy of the program's data over %p "
+                       "(%zu bytes): %s", (void *)sg->app, sg->bytes, strerror(errno));
+    }
     dsm_barrier();
+}
+
+void dsm__segment_attach(void *addr, size_t len, int home,
+                         const struct dsm_range *copy, size_t ncopy)
+{
+    struct dsm_segment_spec spec = { addr, len, copy, ncopy };
+    dsm__segments_attach(&spec, 1, home);
 }
 
 void dsm__set_migrate(const void *addr, size_t len)

@@ -62,8 +62,8 @@ void dsm__vm_open_all(void)
 {
     struct dsm_global *g = &dsm__g;
     mprotect(g->app, g->npages << g->page_shift, PROT_READ | PROT_WRITE);
-    if (g->seg_npages)
-        mprotect(g->seg_app, g->seg_bytes, PROT_READ | PROT_WRITE);
+    for (int i = 0; i < g->nsegs; i++)
+        mprotect(g->segs[i].app, g->segs[i].bytes, PROT_READ | PROT_WRITE);
 }
 
 void dsm__vm_fini(void)
@@ -92,9 +92,10 @@ static void protect_run(size_t first, size_t count, int prot)
     size_t len = count << dsm__g.page_shift;
     if (dsm__page_in_segment(first)) {
         /* The segment's last page may be cut short. */
-        size_t off = (first - dsm__g.seg_first) << dsm__g.page_shift;
-        if (len > dsm__g.seg_bytes - off)
-            len = dsm__g.seg_bytes - off;
+        const struct dsm_segment *sg = dsm__segment_of_page(first);
+        size_t off = (first - sg->first) << dsm__g.page_shift;
+        if (len > sg->bytes - off)
+            len = sg->bytes - off;
     }
     DSM_STAT_ADD(mprotect_calls, 1);
     if (mprotect(dsm__app_page(first), len, prot) == 0)
@@ -113,13 +114,16 @@ void dsm__vm_protect(size_t first, size_t count, int prot)
 {
     struct dsm_global *g = &dsm__g;
     while (count) {
-        /* Split the run where it enters or leaves the attached segment. */
-        size_t n = count, s0 = g->seg_first, s1 = g->seg_first + g->seg_npages;
-        if (g->seg_npages) {
-            if (first < s0 && first + n > s0)
+        /* Split the run where it enters or leaves an attached segment. */
+        size_t n = count, s0 = g->segs_first;
+        if (g->segs_npages) {
+            if (first < s0 && first + n > s0) {
                 n = s0 - first;
-            else if (first >= s0 && first < s1 && first + n > s1)
-                n = s1 - first;
+            } else if (dsm__page_in_segment(first)) {
+                const struct dsm_segment *sg = dsm__segment_of_page(first);
+                if (first + n > sg->first + sg->npages)
+                    n = sg->first + sg->npages - first;
+            }
         }
         protect_run(first, n, prot);
         first += n;

@@ -11,6 +11,11 @@
  * read by every rank.  Libraries loaded later with dlopen (MPI's transport
  * modules) are never the program's.
  *
+ * Their writable data (.data and .bss after the RELRO part) is the
+ * program's too: start.c brings it under the DSM with the executable's,
+ * so that a library's global variables (GraphicsMagick's semaphores and
+ * caches, say) are the same on every rank.
+ *
  * Threads: shim_applibs_scan runs once, on the main thread at start-up,
  * before shim.active is set; shim_code_in_prog_lib on any thread after.
  */
@@ -92,7 +97,11 @@ static void mark_tree(const char *name, int mark)
     each_needed(o->lm, mark_tree, mark);
 }
 
-struct text_scan { struct link_map *lm; uintptr_t lo, hi; };
+struct text_scan {
+    struct link_map *lm;
+    uintptr_t lo, hi;           /* its code */
+    struct shim_image_data data;
+};
 
 static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -101,6 +110,7 @@ static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
     if (info->dlpi_addr != t->lm->l_addr || !info->dlpi_name ||
         strcmp(info->dlpi_name, t->lm->l_name))
         return 0;
+    shim_image_data_of(info, &t->data);
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
@@ -111,6 +121,9 @@ static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
     }
     return 1;
 }
+
+/* The program libraries' writable data, for start.c. */
+static struct shim_image_data lib_data[SHIM_MAX_PROG_LIBS];
 
 void shim_applibs_scan(void)
 {
@@ -140,12 +153,15 @@ void shim_applibs_scan(void)
     for (int i = 0; i < nobjs; i++) {
         if (!objs[i].program || shim.nprog_libs == SHIM_MAX_PROG_LIBS)
             continue;
-        struct text_scan t = { objs[i].lm, 0, 0 };
+        struct text_scan t;
+        memset(&t, 0, sizeof t);
+        t.lm = objs[i].lm;
         dl_iterate_phdr(text_cb, &t);
         if (t.hi > t.lo) {
             shim.prog_lib_lo[shim.nprog_libs] = t.lo;
             shim.prog_lib_hi[shim.nprog_libs] = t.hi;
             shim.prog_lib_name[shim.nprog_libs] = objs[i].base;
+            lib_data[shim.nprog_libs] = t.data;
             shim.nprog_libs++;
         }
     }
@@ -157,4 +173,9 @@ int shim_code_in_prog_lib(uintptr_t a)
         if (a >= shim.prog_lib_lo[i] && a < shim.prog_lib_hi[i])
             return 1;
     return 0;
+}
+
+const struct shim_image_data *shim_applibs_data(int i)
+{
+    return &lib_data[i];
 }

@@ -174,6 +174,17 @@ SHIM_HIDDEN void shim_signals_init(void);
 
 /* ---- applibs.c ---- */
 SHIM_HIDDEN void shim_applibs_scan(void);
+/* An object's writable data (start.c fills it from its program headers). */
+#define SHIM_MAX_RW 8
+struct shim_image_data {
+    uintptr_t data_lo, data_hi, relro_hi;
+    uintptr_t rw_lo[SHIM_MAX_RW], rw_hi[SHIM_MAX_RW];   /* each writable PT_LOAD */
+    int nrw;
+};
+struct dl_phdr_info;
+SHIM_HIDDEN void shim_image_data_of(const struct dl_phdr_info *info, struct shim_image_data *d);
+/* Program library i's (0 <= i < shim.nprog_libs) writable data. */
+SHIM_HIDDEN const struct shim_image_data *shim_applibs_data(int i);
 
 /* ---- heap.c ---- */
 SHIM_HIDDEN void shim_heap_init(void);

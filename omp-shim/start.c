@@ -7,8 +7,9 @@
  *   1. re-execute once with address randomisation off, so that code and
  *      data sit at the same addresses on every rank;
  *   2. dsm_init (MPI), then check that the addresses do match;
- *   3. bring the executable's .data and .bss under the DSM (homed at rank 0,
- *      moving to the first node that alone writes a page);
+ *   3. bring the executable's .data and .bss, and those of the libraries it
+ *      needs (applibs.c), under the DSM (homed at rank 0, moving to the
+ *      first node that alone writes a page);
  *   4. allocate the control block, the work-share counters, one stack per
  *      OpenMP thread (homed where the thread runs) and the heap arenas; find
  *      the libraries whose code counts as the program's (applibs.c); take
@@ -41,16 +42,33 @@ typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
 
 static main_fn program_main;
 
-#define MAX_RW 8
-
 struct exe_info {
-    uintptr_t base, text_lo, text_hi, data_lo, data_hi, relro_lo, relro_hi;
-    uintptr_t rw_lo[MAX_RW], rw_hi[MAX_RW];     /* each writable PT_LOAD */
-    int nrw;
+    uintptr_t base, text_lo, text_hi;
+    struct shim_image_data data;
     size_t tls_size;
     void *tls_data;
     int found;
 };
+
+void shim_image_data_of(const struct dl_phdr_info *info, struct shim_image_data *d)
+{
+    memset(d, 0, sizeof *d);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && !(ph->p_flags & PF_X)) {
+            if (!d->data_lo || lo < d->data_lo) d->data_lo = lo;
+            if (hi > d->data_hi) d->data_hi = hi;
+            if (d->nrw < SHIM_MAX_RW) {
+                d->rw_lo[d->nrw] = lo;
+                d->rw_hi[d->nrw] = hi;
+                d->nrw++;
+            }
+        } else if (ph->p_type == PT_GNU_RELRO) {
+            d->relro_hi = hi;
+        }
+    }
+}
 
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -61,25 +79,15 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
     e->found = 1;               /* the first object is the executable */
     e->base = info->dlpi_addr;
     e->tls_data = info->dlpi_tls_data;
+    shim_image_data_of(info, &e->data);
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
             if (!e->text_lo || lo < e->text_lo) e->text_lo = lo;
             if (hi > e->text_hi) e->text_hi = hi;
-        } else if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
-            if (!e->data_lo || lo < e->data_lo) e->data_lo = lo;
-            if (hi > e->data_hi) e->data_hi = hi;
-            if (e->nrw < MAX_RW) {
-                e->rw_lo[e->nrw] = lo;
-                e->rw_hi[e->nrw] = hi;
-                e->nrw++;
-            }
         } else if (ph->p_type == PT_TLS) {
             e->tls_size = ph->p_memsz;
-        } else if (ph->p_type == PT_GNU_RELRO) {
-            e->relro_lo = lo;
-            e->relro_hi = hi;
         }
     }
     return 1;
@@ -146,23 +154,24 @@ static void check_same(const char *what, uintptr_t v)
                    what, (unsigned long)mn, (unsigned long)mx);
 }
 
-/* Step 3: the executable's writable data, after its RELRO part, page by
- * page; only the pages not all zero need copying into the region. */
-static void attach_globals(const struct exe_info *e)
+/* Step 3: the writable data of an object (the executable, or a library it
+ * needs), after its RELRO part, page by page, as one segment; only the
+ * pages not all zero need copying into the region.  0 if it has none. */
+static int data_segment(const struct shim_image_data *d, struct dsm_segment_spec *spec,
+                        struct dsm_range *copy)
 {
     size_t os = dsm__g.os_page;
-    uintptr_t lo = e->data_lo > e->relro_hi ? e->data_lo : e->relro_hi;
-    uintptr_t hi = e->data_hi;
+    uintptr_t lo = d->data_lo > d->relro_hi ? d->data_lo : d->relro_hi;
+    uintptr_t hi = d->data_hi;
     lo = (lo + os - 1) & ~(uintptr_t)(os - 1);
     hi = (hi + os - 1) & ~(uintptr_t)(os - 1);
     if (hi <= lo)
-        return;
+        return 0;
     /* Copy what the loader mapped (the writable PT_LOADs); a hole between
      * two of them is not mapped, so it is not read. */
-    struct dsm_range copy[MAX_RW];
     size_t n = 0;
-    for (int i = 0; i < e->nrw; i++) {
-        uintptr_t a = e->rw_lo[i] & ~(uintptr_t)(os - 1), b = (e->rw_hi[i] + os - 1) & ~(uintptr_t)(os - 1);
+    for (int i = 0; i < d->nrw; i++) {
+        uintptr_t a = d->rw_lo[i] & ~(uintptr_t)(os - 1), b = (d->rw_hi[i] + os - 1) & ~(uintptr_t)(os - 1);
         if (a < lo) a = lo;
         if (b > hi) b = hi;
         if (b > a) {
@@ -171,8 +180,39 @@ static void attach_globals(const struct exe_info *e)
             n++;
         }
     }
-    dsm__segment_attach((void *)lo, hi - lo, 0, copy, n);
-    dsm__set_migrate((void *)lo, hi - lo);
+    spec->addr = (void *)lo;
+    spec->len = hi - lo;
+    spec->copy = copy;
+    spec->ncopy = n;
+    return 1;
+}
+
+/* The executable's globals and those of the libraries it needs, homed at
+ * rank 0 and migrating to the first node that alone writes a page.  Set
+ * OMPSHIM_LIB_DATA=private to keep the libraries' own. */
+static void attach_globals(const struct exe_info *e)
+{
+    struct dsm_segment_spec spec[1 + SHIM_MAX_PROG_LIBS];
+    struct dsm_range copy[1 + SHIM_MAX_PROG_LIBS][SHIM_MAX_RW];
+    size_t n = 0;
+    const char *libs = getenv("OMPSHIM_LIB_DATA");
+    int share_libs = !libs || strcmp(libs, "private") != 0;
+
+    if (libs && strcmp(libs, "private") && strcmp(libs, "shared"))
+        dsm__fatal("OMPSHIM_LIB_DATA=%s: give shared (the default: the global variables of "
+                   "the libraries the program needs are shared like its own) or private",
+                   libs);
+    n += data_segment(&e->data, &spec[n], copy[n]);
+    for (int i = 0; share_libs && i < shim.nprog_libs; i++) {
+        const struct shim_image_data *d = shim_applibs_data(i);
+        if (data_segment(d, &spec[n], copy[n])) {
+            check_same(shim.prog_lib_name[i], (uintptr_t)spec[n].addr);
+            n++;
+        }
+    }
+    dsm__segments_attach(spec, n, 0);
+    for (size_t i = 0; i < n; i++)
+        dsm__set_migrate(spec[i].addr, spec[i].len);
 }
 
 static int parse_first_int(const char *s, int dflt)
@@ -288,9 +328,9 @@ static void setup(char **argv)
     shim_signals_init();
     shim_bcast_init();
     dsm__unshared_hint =
-        " (not shared memory: memory only this rank has, such as a library's "
-        "global variables or memory that the C library, MPI or a library loaded "
-        "with dlopen allocated for itself, which the OpenMP shim does not share "
+        " (not shared memory: memory only this rank has, such as the global "
+        "variables of the C runtime, MPI or a library loaded with dlopen, or memory "
+        "that one of them allocated for itself, which the OpenMP shim does not share "
         "(ompshim(7), SHARED MEMORY); or a bug in the program)";
     if (dsm__g.cfg.check_races)
         shim_symbols_init();

@@ -10,6 +10,16 @@
  * its own inside the region, and the initial thread reads them all after
  * the join and frees them.  Under the shim, a table the library had
  * allocated privately on rank 0 would crash the other ranks.
+ *
+ * Then the library's global variables: the initial thread sets a level in
+ * the library, every thread reads it in a region and adds to a total in
+ * the library's globals through applib_add, under the library's own
+ * pthread mutexes (a static one, and a recursive one it took from malloc;
+ * half the calls by pthread_mutex_trylock); the initial thread checks the
+ * total after the join.  With the libraries' globals private to each rank,
+ * the other ranks read level 0 and add to totals of their own; with the
+ * mutexes left to the C library, two ranks hold one at once, or a rank
+ * sleeps on a futex no one on its rank wakes.
  */
 #define OT_NAME "applib"
 #include <string.h>
@@ -18,6 +28,7 @@
 #include "omptest.h"
 
 #define N 100000
+#define M 600
 
 static struct applib_table *mine[OT_MAX_THREADS];
 
@@ -65,5 +76,22 @@ int main(void)
         applib_free(mine[k]);
     }
     applib_free(t);
+
+    long want_total = 0, badlevel = 0;
+    for (long i = 0; i < M; i++)
+        want_total += 1 + i % 3;
+    applib_set_level(42);
+#pragma omp parallel reduction(+:badlevel)
+    {
+        if (applib_level() != 42)
+            badlevel++;
+#pragma omp for schedule(static)
+        for (long i = 0; i < M; i++)
+            applib_add(1 + i % 3, (int)(i % 2));
+    }
+    OT_CHECK(badlevel == 0, "%ld threads read the library's level wrong", badlevel);
+    OT_CHECK(applib_total() == want_total, "the library's total is %ld, expected %ld",
+             applib_total(), want_total);
+    ot_print("total=%ld", applib_total());
     return ot_finish();
 }

@@ -2,9 +2,12 @@
  * applib_lib.c - a library an OpenMP test program links with (libapplib.so,
  * for tests/omp/applib.c): it allocates with malloc and strdup from its own
  * code, and hands the program a structure with a function pointer in it, as
- * libjpeg's memory manager does.  Plain C, no OpenMP.
+ * libjpeg's memory manager does; and it keeps global variables of its own,
+ * one guarded by its pthread mutexes, as GraphicsMagick keeps its
+ * semaphores.  Plain C, no OpenMP.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,4 +46,50 @@ void applib_free(struct applib_table *t)
     free(t->v);
     free(t->name);
     free(t);
+}
+
+static int level;
+static long total;
+static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t *nest_lock;      /* recursive */
+
+void applib_set_level(int l)
+{
+    level = l;
+    if (!nest_lock) {
+        pthread_mutexattr_t a;
+        nest_lock = malloc(sizeof *nest_lock);
+        if (!nest_lock)
+            abort();
+        pthread_mutexattr_init(&a);
+        pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+        pthread_mutex_init(nest_lock, &a);
+        pthread_mutexattr_destroy(&a);
+    }
+}
+
+int applib_level(void)
+{
+    return level;
+}
+
+void applib_add(long k, int try)
+{
+    if (try) {
+        while (pthread_mutex_trylock(&total_lock) != 0)
+            ;
+    } else {
+        pthread_mutex_lock(&total_lock);
+    }
+    pthread_mutex_lock(nest_lock);
+    pthread_mutex_lock(nest_lock);
+    total += k;
+    pthread_mutex_unlock(nest_lock);
+    pthread_mutex_unlock(nest_lock);
+    pthread_mutex_unlock(&total_lock);
+}
+
+long applib_total(void)
+{
+    return total;
 }

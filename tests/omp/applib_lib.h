@@ -16,4 +16,13 @@ struct applib_table {
 struct applib_table *applib_new(long n, double scale, const char *name);
 void applib_free(struct applib_table *t);
 
+/* The library's own global variables: a level the program sets, and a
+ * total that applib_add adds to under two mutexes of the library's (a
+ * static one, and a recursive one from its malloc, taken twice; with try
+ * set, by pthread_mutex_trylock until it succeeds). */
+void applib_set_level(int level);
+int applib_level(void);
+void applib_add(long k, int try);
+long applib_total(void);
+
 #endif
