@@ -17,11 +17,11 @@
 #include "trace.h"
 
 #define dsm__likely(x)   __builtin_expect(!!(x), 1)
+#define dsm__unlikely(x) __builtin_expect(!!(x), 0)
 
 /* Address ranges outside the region that can be brought under the DSM
  * (segment.c): the OpenMP shim's executable and the libraries it needs. */
 #define DSM_MAX_SEGMENTS 64
-#define dsm__unlikely(x) __builtin_expect(!!(x), 0)
 
 /* ---- init.c: the one global state ---------------------------------------- */
 enum dsm_lifecycle { DSM_STATE_NEW = 0, DSM_STATE_RUNNING, DSM_STATE_FINALIZED };

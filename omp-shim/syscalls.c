@@ -9,9 +9,13 @@
  * fwrite, whose large transfers go straight to the system call), and makes
  * the buffer's pages valid first: one read per page for data going out, one
  * atomic add of zero per page for data coming in (a write fault that makes
- * the page writable without changing it).  Other system calls that write
- * into shared memory (stat into a global struct, say) are not covered; see
- * ompshim(7).
+ * the page writable without changing it).  A stdio buffer that the
+ * program gives setvbuf or setbuf in shared memory would be written out by
+ * the C library's own write(2), which these wrappers do not see (`gm
+ * convert` on 2 ranks failed with "writing to file ... [Bad address]"): the
+ * stream gets a buffer of the C library's instead, of the same size and
+ * mode.  Other system calls that write into shared memory (stat into a
+ * global struct, say) are not covered; see ompshim(7).
  *
  * Threads: any.
  */
@@ -120,4 +124,17 @@ SHIM_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
     if (size && n <= (size_t)-1 / size)
         prepare(buf, size * n, 0);
     return real_fwrite(buf, size, n, f);
+}
+
+SHIM_EXPORT int setvbuf(FILE *f, char *buf, int mode, size_t size)
+{
+    REAL(setvbuf);
+    if (buf && shim.active && dsm__in_region(buf))
+        buf = NULL;
+    return real_setvbuf(f, buf, mode, size);
+}
+
+SHIM_EXPORT void setbuf(FILE *f, char *buf)
+{
+    setvbuf(f, buf, buf ? _IOFBF : _IONBF, BUFSIZ);
 }

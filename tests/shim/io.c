@@ -3,7 +3,10 @@
  * buffer and into a global array, read(2) into a heap buffer written by the
  * other ranks before, fwrite from a buffer the other ranks wrote, stat into
  * a struct on rank 0's stack.  Without the shim's wrappers the kernel
- * returns EFAULT or a short count on protected pages.
+ * returns EFAULT or a short count on protected pages.  Then a stdio buffer
+ * in shared memory (setvbuf, as GraphicsMagick does): the stream holds a
+ * line in it while another rank writes the same page, which takes the page
+ * from rank 0; the C library's own write(2) at fclose must still work.
  */
 #include <fcntl.h>
 #include <omp.h>
@@ -15,6 +18,38 @@
 
 #define N 300000
 static char gbuf[N];
+
+struct vbuf { char buf[4096]; char other[4096]; };
+
+/* 1 if a line written through a stdio buffer in shared memory comes back. */
+static int setvbuf_ok(const char *path)
+{
+    static const char line[] = "a line held in a shared stdio buffer\n";
+    struct vbuf *v = malloc(sizeof *v);
+    int last = omp_get_max_threads() - 1;
+    char back[sizeof line];
+    if (!v)
+        return 0;
+    /* Only the last thread (the last rank) writes the page: it moves there. */
+#pragma omp parallel
+    if (omp_get_thread_num() == last)
+        memset(v->other, 1, sizeof v->other);
+    FILE *f = fopen(path, "w");
+    if (!f || setvbuf(f, v->buf, _IOFBF, sizeof v->buf) != 0 || fputs(line, f) < 0)
+        return 0;
+#pragma omp parallel
+    if (omp_get_thread_num() == last)
+        memset(v->other, 2, sizeof v->other);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "io: FAIL: fclose of a stream with a shared buffer: %m\n");
+        return 0;
+    }
+    f = fopen(path, "r");
+    size_t got = f ? fread(back, 1, sizeof back, f) : 0;
+    if (f) fclose(f);
+    unlink(path);
+    return got == sizeof line - 1 && memcmp(back, line, got) == 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -48,6 +83,11 @@ int main(int argc, char **argv)
     if (sr != 0 || st.st_size != N) { fprintf(stderr, "io: FAIL: stat\n"); bad = 1; }
     if (sum != 2L * N) { fprintf(stderr, "io: FAIL: %ld of %d bytes match\n", sum, 2 * N); bad = 1; }
     unlink(path);
+    strcat(path, ".vbuf");
+    if (!setvbuf_ok(path)) {
+        fprintf(stderr, "io: FAIL: a line through a stdio buffer in shared memory\n");
+        bad = 1;
+    }
     printf("io: %d bytes out and back: %s\n", N, bad ? "FAIL" : "ok");
     return bad;
 }
