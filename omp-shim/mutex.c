@@ -122,13 +122,9 @@ static int take(struct gmutex *g, int try, int local)
     return 0;
 }
 
-#define REAL(ret, name, ...) \
-    static void *name##_fn; \
-    ret (*real_##name)(__VA_ARGS__) = (ret (*)(__VA_ARGS__))shim_libc_fn(&name##_fn, #name)
-
 SHIM_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
-    REAL(int, pthread_mutex_init, pthread_mutex_t *, const pthread_mutexattr_t *);
+    SHIM_REAL(pthread_mutex_init);
     if (shared_mutex(m) != 1)
         return real_pthread_mutex_init(m, a);
     /* The C library sets the fields up (its kind, from a); the first word
@@ -143,7 +139,7 @@ SHIM_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t
 
 SHIM_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
-    REAL(int, pthread_mutex_destroy, pthread_mutex_t *);
+    SHIM_REAL(pthread_mutex_destroy);
     if (!shared_mutex(m))
         return real_pthread_mutex_destroy(m);
     if (shared_mutex(m) == 2)
@@ -154,7 +150,7 @@ SHIM_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 
 SHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
-    REAL(int, pthread_mutex_lock, pthread_mutex_t *);
+    SHIM_REAL(pthread_mutex_lock);
     int sh = shared_mutex(m);
     if (!sh)
         return real_pthread_mutex_lock(m);
@@ -163,7 +159,7 @@ SHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 
 SHIM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-    REAL(int, pthread_mutex_trylock, pthread_mutex_t *);
+    SHIM_REAL(pthread_mutex_trylock);
     int sh = shared_mutex(m);
     if (!sh)
         return real_pthread_mutex_trylock(m);
@@ -174,7 +170,7 @@ SHIM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
  * gets it (a deadline that passed meanwhile is not reported). */
 SHIM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t)
 {
-    REAL(int, pthread_mutex_timedlock, pthread_mutex_t *, const struct timespec *);
+    SHIM_REAL(pthread_mutex_timedlock);
     int sh = shared_mutex(m);
     if (!sh)
         return real_pthread_mutex_timedlock(m, t);
@@ -183,7 +179,7 @@ SHIM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespe
 
 SHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-    REAL(int, pthread_mutex_unlock, pthread_mutex_t *);
+    SHIM_REAL(pthread_mutex_unlock);
     int sh = shared_mutex(m);
     if (!sh)
         return real_pthread_mutex_unlock(m);
@@ -212,7 +208,7 @@ static void no_cond(const char *fn, const void *m)
 
 SHIM_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-    REAL(int, pthread_cond_wait, pthread_cond_t *, pthread_mutex_t *);
+    SHIM_REAL(pthread_cond_wait);
     if (shared_mutex(m) == 1)
         no_cond("pthread_cond_wait", m);
     return real_pthread_cond_wait(c, m);
@@ -221,8 +217,7 @@ SHIM_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 SHIM_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                        const struct timespec *t)
 {
-    REAL(int, pthread_cond_timedwait, pthread_cond_t *, pthread_mutex_t *,
-         const struct timespec *);
+    SHIM_REAL(pthread_cond_timedwait);
     if (shared_mutex(m) == 1)
         no_cond("pthread_cond_timedwait", m);
     return real_pthread_cond_timedwait(c, m, t);

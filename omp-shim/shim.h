@@ -168,6 +168,10 @@ SHIM_HIDDEN int shim_local_trylock(const void *key);
 /* The C library's function name, behind the shim's of the same name
  * (dlsym RTLD_NEXT, kept in *cache); fatal if missing. */
 SHIM_HIDDEN void *shim_libc_fn(void **cache, const char *name);
+/* In a wrapper of the C library's name: real_name, the C library's own. */
+#define SHIM_REAL(name) \
+    static void *name##_cache; \
+    __typeof__(&name) real_##name = (__typeof__(&name))shim_libc_fn(&name##_cache, #name)
 
 /* ---- signals.c: the program's SIGSEGV/SIGBUS handlers ---- */
 SHIM_HIDDEN void shim_signals_init(void);

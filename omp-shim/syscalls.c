@@ -20,7 +20,6 @@
  * Threads: any.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -47,42 +46,37 @@ static void prepare(const void *buf, size_t len, int incoming)
     }
 }
 
-#define REAL(name) \
-    static __typeof__(&name) real_##name; \
-    if (!real_##name) \
-        real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
-
 SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
-    REAL(read);
+    SHIM_REAL(read);
     prepare(buf, n, 1);
     return real_read(fd, buf, n);
 }
 
 SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
-    REAL(pread);
+    SHIM_REAL(pread);
     prepare(buf, n, 1);
     return real_pread(fd, buf, n, off);
 }
 
 SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-    REAL(write);
+    SHIM_REAL(write);
     prepare(buf, n, 0);
     return real_write(fd, buf, n);
 }
 
 SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-    REAL(pwrite);
+    SHIM_REAL(pwrite);
     prepare(buf, n, 0);
     return real_pwrite(fd, buf, n, off);
 }
 
 SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
-    REAL(readv);
+    SHIM_REAL(readv);
     for (int i = 0; i < cnt; i++)
         prepare(iov[i].iov_base, iov[i].iov_len, 1);
     return real_readv(fd, iov, cnt);
@@ -90,7 +84,7 @@ SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 
 SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-    REAL(writev);
+    SHIM_REAL(writev);
     for (int i = 0; i < cnt; i++)
         prepare(iov[i].iov_base, iov[i].iov_len, 0);
     return real_writev(fd, iov, cnt);
@@ -98,21 +92,21 @@ SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 
 SHIM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
-    REAL(recv);
+    SHIM_REAL(recv);
     prepare(buf, n, 1);
     return real_recv(fd, buf, n, flags);
 }
 
 SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-    REAL(send);
+    SHIM_REAL(send);
     prepare(buf, n, 0);
     return real_send(fd, buf, n, flags);
 }
 
 SHIM_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
 {
-    REAL(fread);
+    SHIM_REAL(fread);
     if (size && n <= (size_t)-1 / size)
         prepare(buf, size * n, 1);
     return real_fread(buf, size, n, f);
@@ -120,7 +114,7 @@ SHIM_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
 
 SHIM_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
 {
-    REAL(fwrite);
+    SHIM_REAL(fwrite);
     if (size && n <= (size_t)-1 / size)
         prepare(buf, size * n, 0);
     return real_fwrite(buf, size, n, f);
@@ -128,7 +122,7 @@ SHIM_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
 
 SHIM_EXPORT int setvbuf(FILE *f, char *buf, int mode, size_t size)
 {
-    REAL(setvbuf);
+    SHIM_REAL(setvbuf);
     if (buf && shim.active && dsm__in_region(buf))
         buf = NULL;
     return real_setvbuf(f, buf, mode, size);
