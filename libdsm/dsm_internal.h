@@ -185,6 +185,10 @@ DSM_HIDDEN void dsm__pt_mark_written(size_t p);
 DSM_HIDDEN size_t dsm__pt_take_marked(uint32_t **out);
 DSM_HIDDEN size_t dsm__pt_copy_epoch(uint32_t **out);
 DSM_HIDDEN void dsm__pt_clear_epoch(void);
+/* Lock releases: the pages written here since the last barrier and those
+ * learned of from lock grants since (dsm__pt_note_learned); malloc'd. */
+DSM_HIDDEN size_t dsm__pt_copy_release(uint32_t **out);
+DSM_HIDDEN void dsm__pt_note_learned(const uint32_t *pages, size_t n);
 /* Installs: a thread that faults on an IN_FLIGHT page waits for the next
  * (the communication thread then keeps polling, as for any sleeping waiter). */
 DSM_HIDDEN void dsm__pt_install_wait(uint32_t seen);
@@ -375,6 +379,8 @@ DSM_HIDDEN void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *p);
 /* Acquire lock id if it is free now: 1 acquired (as dsm_lock_acquire), 0 held
  * elsewhere. */
 DSM_HIDDEN int  dsm__lock_try(int id);
+/* Release a lock that this node or another one holds (DSM_MF_HANDOFF). */
+DSM_HIDDEN void dsm__lock_release_handoff(int id);
 
 /* ---- atomic.c: operations run at the home of the word ---------------------- */
 enum dsm_aop { DSM_AOP_LOAD = 0, DSM_AOP_STORE, DSM_AOP_XCHG, DSM_AOP_CAS,

@@ -5,11 +5,14 @@
  *
  * Release (application thread): flush this node's diffs to their homes and
  * wait for the acks, then hand the manager every page this node wrote since
- * the last barrier, and wait for the manager's ack.  Acquire: ask the
- * manager; the grant carries the notices accumulated in the current epoch,
- * and the acquirer invalidates its copies of those pages.  Sending all pages
- * written since the barrier (not only since the last release) keeps it right
- * when several threads of a node hold different locks at once.
+ * the last barrier and every page it learned of from grants since, and wait
+ * for the manager's ack.  Acquire: ask the manager; the grant carries the
+ * notices accumulated in the current epoch, and the acquirer invalidates its
+ * copies of those pages.  Sending all pages written since the barrier (not
+ * only since the last release) keeps it right when several threads of a node
+ * hold different locks at once; passing on the learned ones keeps a chain of
+ * different locks right (A writes x, releases L1; B acquires L1, releases
+ * L2; C acquires L2 and sees x).
  *
  * Manager side: on_lock_* run under the progress token, one at a time.
  */
@@ -133,7 +136,7 @@ void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *payload)
     const uint32_t *pages = payload;
     size_t n = h->len / 4;
 
-    if (!l->held || l->holder != h->src)
+    if (!l->held || (l->holder != h->src && !(h->flags & DSM_MF_HANDOFF)))
         dsm__fatal("rank %d released lock %u, which it does not hold (%s); every "
                    "dsm_lock_release must follow a dsm_lock_acquire of the same id",
                    h->src, h->id, l->held ? "another rank holds it" : "it is free");
@@ -213,6 +216,7 @@ static int acquire(int id, uint16_t flags)
     DSM_STAT_ADD(lock_wait_ns, dsm__now_ns() - t0);
     for (size_t i = 0; i < ctx.n; i++)
         dsm__invalidate_copy(ctx.pages[i], NULL);
+    dsm__pt_note_learned(ctx.pages, ctx.n);
     if (dsm__g.cfg.prefetch == DSM_PREFETCH_HISTORY && ctx.n)
         dsm__history_after_acquire(ctx.pages, ctx.n);
     free(ctx.pages);
@@ -232,24 +236,41 @@ int dsm__lock_try(int id)
     return acquire(id, DSM_MF_TRY);
 }
 
-void dsm_lock_release(int id)
+static void release(const char *func, int id, uint16_t flags)
 {
     uint32_t *list, waiter;
     size_t n;
 
-    check_id("dsm_lock_release", id);
+    check_id(func, id);
     DSM_TRACE_ENTER(DSM_TR_LOCK_RELEASE, 0, id % dsm__g.nodes, id, 0);
     dsm__release_writes(0);
 
-    n = dsm__pt_copy_epoch(&list);
+    n = dsm__pt_copy_release(&list);
     waiter = dsm__waiter_get(DSM_WAIT_RELEASE, 1, NULL);
     dsm__waiter_note(waiter, id % dsm__g.nodes, (uint64_t)id);
     dsm__msg_send_pages(DSM_MSG_LOCK_REL, id % dsm__g.nodes, list, n, (uint32_t)id,
-                        waiter, 0, 0, 0);
+                        waiter, flags, 0, 0);
     free(list);
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);
     DSM_TRACE_LEAVE(DSM_TR_LOCK_RELEASED, 0, id % dsm__g.nodes, id, 0);
+}
+
+void dsm_lock_release(int id)
+{
+    release("dsm_lock_release", id, 0);
+}
+
+/* For the shim: libgomp lets a thread unset a simple lock that another
+ * thread set (SoX's readers-writer lock does: the last reader out unlocks
+ * what the first reader in locked), and the C library a normal mutex.  It
+ * is a release like any other, of this node's notices; the holder's writes
+ * reach the next holder if a synchronisation ordered them before this
+ * release (in SoX, the readers' count lock), through the notices learned
+ * from it.  A lock that nobody holds is still an error. */
+void dsm__lock_release_handoff(int id)
+{
+    release("a lock release (omp_unset_lock, pthread_mutex_unlock)", id, DSM_MF_HANDOFF);
 }
 
 void dsm__lock_dump(struct dsm_sbuf *sb)

@@ -26,6 +26,14 @@ static pthread_mutex_t page_locks[DSM_PAGE_LOCKS];
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t *marked, *epoch_list;   /* page ids, npages capacity each */
 static size_t nmarked, nepoch;
+/* Pages this node learned of from lock grants since the last barrier (written
+ * by others): each later lock release passes them on, so that a chain of
+ * locks orders writes as shared memory would (A writes x and releases L1; B
+ * acquires L1, then releases L2; C acquires L2 and must see x).  learned_at
+ * marks the listed ones.  Under list_lock. */
+static uint32_t *learned_list;
+static unsigned char *learned_at;
+static size_t nlearned;
 
 int dsm__pt_init(void)
 {
@@ -40,11 +48,16 @@ int dsm__pt_init(void)
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     epoch_list = mmap(NULL, g->npages * 4, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (marked == MAP_FAILED || epoch_list == MAP_FAILED)
+    learned_list = mmap(NULL, g->npages * 4, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    learned_at = mmap(NULL, g->npages, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (marked == MAP_FAILED || epoch_list == MAP_FAILED || learned_list == MAP_FAILED ||
+        learned_at == MAP_FAILED)
         return -DSM_ENOMEM;
     for (int i = 0; i < DSM_PAGE_LOCKS; i++)
         pthread_mutex_init(&page_locks[i], NULL);
-    nmarked = nepoch = 0;
+    nmarked = nepoch = nlearned = 0;
     return 0;
 }
 
@@ -55,8 +68,11 @@ void dsm__pt_fini(void)
         munmap(g->pages, g->npages * sizeof(struct dsm_page));
     if (marked) munmap(marked, g->npages * 4);
     if (epoch_list) munmap(epoch_list, g->npages * 4);
+    if (learned_list) munmap(learned_list, g->npages * 4);
+    if (learned_at) munmap(learned_at, g->npages);
     g->pages = NULL;
-    marked = epoch_list = NULL;
+    marked = epoch_list = learned_list = NULL;
+    learned_at = NULL;
 }
 
 void dsm__page_lock(size_t p)   { pthread_mutex_lock(&page_locks[p % DSM_PAGE_LOCKS]); }
@@ -107,6 +123,31 @@ size_t dsm__pt_copy_epoch(uint32_t **out)
     return n;
 }
 
+size_t dsm__pt_copy_release(uint32_t **out)
+{
+    size_t n;
+    pthread_mutex_lock(&list_lock);
+    n = nepoch + nlearned;
+    *out = malloc((n ? n : 1) * sizeof **out);
+    if (!*out)
+        dsm__fatal("out of private memory for %zu write notices", n);
+    memcpy(*out, epoch_list, nepoch * sizeof **out);
+    memcpy(*out + nepoch, learned_list, nlearned * sizeof **out);
+    pthread_mutex_unlock(&list_lock);
+    return n;
+}
+
+void dsm__pt_note_learned(const uint32_t *pages, size_t n)
+{
+    pthread_mutex_lock(&list_lock);
+    for (size_t i = 0; i < n; i++)
+        if (!learned_at[pages[i]]) {
+            learned_at[pages[i]] = 1;
+            learned_list[nlearned++] = pages[i];
+        }
+    pthread_mutex_unlock(&list_lock);
+}
+
 void dsm__pt_clear_epoch(void)
 {
     /* Barrier only: no other thread touches shared memory now. */
@@ -114,6 +155,9 @@ void dsm__pt_clear_epoch(void)
     for (size_t i = 0; i < nepoch; i++)
         dsm__g.pages[epoch_list[i]].flags &= (uint8_t)~DSM_PF_EPOCH;
     nepoch = 0;
+    for (size_t i = 0; i < nlearned; i++)
+        learned_at[learned_list[i]] = 0;
+    nlearned = 0;
     pthread_mutex_unlock(&list_lock);
 }
 

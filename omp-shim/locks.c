@@ -98,7 +98,7 @@ SHIM_EXPORT void omp_unset_lock(void *lock)
     if (!shim.active)
         shim_local_unlock(lock);
     else
-        dsm_lock_release(lock_id("omp_unset_lock", lock));
+        dsm__lock_release_handoff(lock_id("omp_unset_lock", lock));
 }
 
 SHIM_EXPORT int omp_test_lock(void *lock)

@@ -194,7 +194,7 @@ SHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
     if (sh == 2)
         shim_local_unlock(g);
     else
-        dsm_lock_release(mutex_lock_id(g));
+        dsm__lock_release_handoff(mutex_lock_id(g));   /* a normal mutex: any thread may unlock it */
     return 0;
 }
 
