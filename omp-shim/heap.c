@@ -337,6 +337,6 @@ SHIM_EXPORT size_t malloc_usable_size(void *p)
     if (shim_in_heap(p))
         return hdr_of(p)->size;
     /* glibc exports its own under this name only; ask it through dlsym. */
-    static void *real;
-    return ((size_t (*)(void *))shim_libc_fn(&real, "malloc_usable_size"))(p);
+    SHIM_REAL(malloc_usable_size);
+    return real_malloc_usable_size(p);
 }

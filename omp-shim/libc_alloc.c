@@ -169,14 +169,12 @@ static ssize_t getdelim_shared(char **line, size_t *cap, int delim, FILE *f)
     return len || c != EOF ? (ssize_t)len : -1;
 }
 
-typedef ssize_t (*getdelim_fn)(char **, size_t *, int, FILE *);
-static void *real_getdelim;
-
 SHIM_EXPORT ssize_t getdelim(char **line, size_t *cap, int delim, FILE *f)
 {
     if (shim_code_is_program(__builtin_return_address(0)))
         return getdelim_shared(line, cap, delim, f);
-    return ((getdelim_fn)shim_libc_fn(&real_getdelim, "__getdelim"))(line, cap, delim, f);
+    SHIM_REAL_AS(getdelim, "__getdelim");
+    return real_getdelim(line, cap, delim, f);
 }
 
 /* What glibc's <stdio.h> makes of getline when optimising. */
@@ -184,14 +182,16 @@ SHIM_EXPORT ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *f)
 {
     if (shim_code_is_program(__builtin_return_address(0)))
         return getdelim_shared(line, cap, delim, f);
-    return ((getdelim_fn)shim_libc_fn(&real_getdelim, "__getdelim"))(line, cap, delim, f);
+    SHIM_REAL_AS(getdelim, "__getdelim");
+    return real_getdelim(line, cap, delim, f);
 }
 
 SHIM_EXPORT ssize_t getline(char **line, size_t *cap, FILE *f)
 {
     if (shim_code_is_program(__builtin_return_address(0)))
         return getdelim_shared(line, cap, '\n', f);
-    return ((getdelim_fn)shim_libc_fn(&real_getdelim, "__getdelim"))(line, cap, '\n', f);
+    SHIM_REAL_AS(getdelim, "__getdelim");
+    return real_getdelim(line, cap, '\n', f);
 }
 
 /* ---- realpath, getcwd ---- */
@@ -203,8 +203,8 @@ SHIM_EXPORT ssize_t getline(char **line, size_t *cap, FILE *f)
  * fault and are served like any other. */
 SHIM_EXPORT char *realpath(const char *path, char *resolved)
 {
-    static void *real;
-    char *(*fn)(const char *, char *) = (char *(*)(const char *, char *))shim_libc_fn(&real, "realpath");
+    SHIM_REAL(realpath);
+    char *(*fn)(const char *, char *) = real_realpath;
     int program = shim_code_is_program(__builtin_return_address(0));
     if (resolved ? !dsm__in_region(resolved) : !program)
         return fn(path, resolved);
@@ -220,8 +220,8 @@ SHIM_EXPORT char *realpath(const char *path, char *resolved)
 
 SHIM_EXPORT char *getcwd(char *buf, size_t size)
 {
-    static void *real;
-    char *(*fn)(char *, size_t) = (char *(*)(char *, size_t))shim_libc_fn(&real, "getcwd");
+    SHIM_REAL(getcwd);
+    char *(*fn)(char *, size_t) = real_getcwd;
     int program = shim_code_is_program(__builtin_return_address(0));
     if (buf ? !dsm__in_region(buf) : !program)
         return fn(buf, size);

@@ -169,9 +169,11 @@ SHIM_HIDDEN int shim_local_trylock(const void *key);
  * (dlsym RTLD_NEXT, kept in *cache); fatal if missing. */
 SHIM_HIDDEN void *shim_libc_fn(void **cache, const char *name);
 /* In a wrapper of the C library's name: real_name, the C library's own. */
-#define SHIM_REAL(name) \
+#define SHIM_REAL(name) SHIM_REAL_AS(name, #name)
+/* The same, for a function the C library exports under another symbol. */
+#define SHIM_REAL_AS(name, symbol) \
     static void *name##_cache; \
-    __typeof__(&name) real_##name = (__typeof__(&name))shim_libc_fn(&name##_cache, #name)
+    __typeof__(&name) real_##name = (__typeof__(&name))shim_libc_fn(&name##_cache, symbol)
 
 /* ---- signals.c: the program's SIGSEGV/SIGBUS handlers ---- */
 SHIM_HIDDEN void shim_signals_init(void);

@@ -32,10 +32,10 @@ static int slot_of(int sig)
     return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
 }
 
-static sigaction_fn real_sigaction(void)
+static sigaction_fn libc_sigaction(void)
 {
-    static void *fn;
-    return (sigaction_fn)shim_libc_fn(&fn, "sigaction");
+    SHIM_REAL(sigaction);
+    return real_sigaction;
 }
 
 /* Run the program's SIGSEGV action for a fault at addr that libdsm does
@@ -75,7 +75,7 @@ SHIM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction
 {
     int k = slot_of(sig);
     if (k < 0 || !shim.active || !shim_code_is_program(__builtin_return_address(0)))
-        return real_sigaction()(sig, act, old);
+        return libc_sigaction()(sig, act, old);
     pthread_mutex_lock(&act_mu);
     if (old)
         *old = program_act[k];
@@ -89,8 +89,8 @@ SHIM_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
     int k = slot_of(sig);
     if (k < 0 || !shim.active || !shim_code_is_program(__builtin_return_address(0))) {
-        static void *fn;
-        return ((sighandler_t (*)(int, sighandler_t))shim_libc_fn(&fn, "signal"))(sig, handler);
+        SHIM_REAL(signal);
+        return real_signal(sig, handler);
     }
     pthread_mutex_lock(&act_mu);
     /* sa_handler and sa_sigaction share their storage (a union in glibc):
