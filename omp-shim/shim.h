@@ -19,10 +19,12 @@
 #define SHIM_MAX_LOCAL 64       /* OpenMP threads on one rank */
 #define SHIM_WS_SLOTS  64       /* work-share counters, reused round-robin */
 #define SHIM_MAX_PROG_LIBS 32   /* libraries whose allocations are shared */
+#define SHIM_MAX_KEYS 128       /* pthread keys made into shared variables (once_keys.c) */
 
 /* DSM lock ids the shim reserves; omp locks and named criticals get ids from
  * SHIM_LOCK_FIRST_FREE up (a counter at node 0). */
 enum { SHIM_LOCK_CRITICAL = 0, SHIM_LOCK_ATOMIC, SHIM_LOCK_ORDERED,
+       SHIM_LOCK_ONCE,                 /* pthread_once: "done" written under it */
        SHIM_LOCK_HASHED = 8,           /* 8..263: named criticals outside the DSM */
        SHIM_LOCK_FIRST_FREE = 264 };
 
@@ -65,7 +67,13 @@ struct shim_ctl {
     int32_t bcast, bcast_root;
     void *bcast_addr;
     uint64_t bcast_len;
+    /* pthread keys whose variable is shared (once_keys.c): the next index
+     * (atomic at node 0) and each one's destructor. */
+    uint64_t next_key;
+    uint64_t key_dtor[SHIM_MAX_KEYS];
 };
+/* The control block has the first page of its two (start.c). */
+_Static_assert(sizeof(struct shim_ctl) <= 4096, "shim_ctl fits the smallest DSM page");
 
 /* Per OpenMP thread. */
 struct shim_thr {

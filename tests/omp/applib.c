@@ -20,6 +20,11 @@
  * the other ranks read level 0 and add to totals of their own; with the
  * mutexes left to the C library, two ranks hold one at once, or a rank
  * sleeps on a futex no one on its rank wakes.
+ *
+ * Last, a count per thread under a key the library makes with pthread_once
+ * (as gnulib does in GNU gettext), first called by the initial thread: the
+ * once is done for every rank, but only rank 0's process had the key, and
+ * the other ranks' pthread_setspecific failed (the library aborts).
  */
 #define OT_NAME "applib"
 #include <string.h>
@@ -93,5 +98,22 @@ int main(void)
     OT_CHECK(applib_total() == want_total, "the library's total is %ld, expected %ld",
              applib_total(), want_total);
     ot_print("total=%ld", applib_total());
+
+    /* The initial thread first: the key exists in its process only, and the
+     * library's once says done for everyone. */
+    long badcount = 0;
+    OT_CHECK(applib_count() == 1, "the initial thread's first count is not 1");
+#pragma omp parallel reduction(+:badcount)
+    {
+        long want = omp_get_thread_num() == 0 ? 2 : 1;
+        for (int k = 0; k < 50; k++, want++)
+            if (applib_count() != want)
+                badcount++;
+    }
+    OT_CHECK(badcount == 0, "%ld per-thread counts under the library's key were wrong",
+             badcount);
+    OT_CHECK(applib_key_inits() == 1, "the library made its key %d times, expected once",
+             applib_key_inits());
+    ot_print("counts under the library's key: right");
     return ot_finish();
 }

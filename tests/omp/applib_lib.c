@@ -93,3 +93,36 @@ long applib_total(void)
 {
     return total;
 }
+
+/* A count per thread, under a key the library makes once (pthread_once,
+ * pthread_key_create into its globals), as gnulib's fstrcmp keeps its
+ * buffers in GNU gettext. */
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t count_key;
+static int key_inits;
+
+static void make_key(void)
+{
+    if (pthread_key_create(&count_key, free) != 0)
+        abort();
+    key_inits++;
+}
+
+long applib_count(void)
+{
+    long *c;
+    if (pthread_once(&key_once, make_key) != 0)
+        abort();
+    c = pthread_getspecific(count_key);
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c || pthread_setspecific(count_key, c) != 0)
+            abort();
+    }
+    return ++*c;
+}
+
+int applib_key_inits(void)
+{
+    return key_inits;
+}

@@ -25,4 +25,10 @@ int applib_level(void);
 void applib_add(long k, int try);
 long applib_total(void);
 
+/* How many times this thread has called it (a count under a key the
+ * library makes with pthread_once), and how many times the library made
+ * its key (1). */
+long applib_count(void);
+int applib_key_inits(void);
+
 #endif
