@@ -69,6 +69,9 @@ struct dsm_global {
     int nsegs;
     size_t segs_first, segs_npages;
     int keep_mapped;                 /* dsm_finalize leaves every mapping in place */
+    int exec_pages;                  /* accessible pages are also executable (the
+                                      * shim: a program that needs an executable
+                                      * stack, for GCC's nested-function trampolines) */
 
     /* page_table.c */
     struct dsm_page *pages;

@@ -126,21 +126,56 @@ static int handle_kind(size_t p, int *kind, uint64_t *wait_ns)
 
 int (*dsm__foreign_fault_hook)(void *addr);
 
+/* A fault on a page that is readable and writable has nothing to do; one
+ * may come from a race with another thread that opened the page.  The
+ * same address faulting so over and over is an access that no protection
+ * of ours allows: running code there (a GCC nested function's trampoline
+ * on a stack in shared memory), or a protection the program set itself.
+ * Stop with a message instead of retrying it forever. */
+#define DSM_NOOP_FAULTS_MAX 100000
+static __thread void *noop_addr;
+static __thread unsigned noop_faults;
+
+static void count_noop(void *addr, int was_rw)
+{
+    if (!was_rw) {
+        noop_faults = 0;
+        return;
+    }
+    if (addr != noop_addr) {
+        noop_addr = addr;
+        noop_faults = 0;
+    }
+    if (++noop_faults >= DSM_NOOP_FAULTS_MAX)
+        dsm__fatal("the access at %p keeps faulting (%u times) on a page of shared memory "
+                   "that is readable and writable: is the program running code there? "
+                   "(GCC's nested functions put trampolines on the stack; the OpenMP shim "
+                   "makes shared memory executable only if a loaded object asks for an "
+                   "executable stack, PT_GNU_STACK.) Or it changed the page's protection "
+                   "itself with mprotect", addr, noop_faults);
+}
+
 static int on_sigsegv(void *addr, int serious)
 {
     (void)serious;
     if (dsm__g.state != DSM_STATE_RUNNING)
         return 0;
-    if (!dsm__in_region(addr) || !handle(dsm__page_of(addr))) {
-        /* Not ours: the program's own handler, if it has one (the shim),
-         * else libsigsegv restores the default action and the access kills
-         * the process; say which rank and where first. */
-        if (dsm__foreign_fault_hook && dsm__foreign_fault_hook(addr))
+    if (dsm__in_region(addr)) {
+        size_t p = dsm__page_of(addr);
+        int was_rw = __atomic_load_n(&dsm__g.pages[p].state, __ATOMIC_RELAXED) ==
+                     DSM_P_READ_WRITE;
+        if (handle(p)) {
+            count_noop(addr, was_rw);
             return 1;
-        dsm__crash_report(SIGSEGV, addr);
-        return 0;
+        }
     }
-    return 1;
+    /* Not ours: the program's own handler, if it has one (the shim), else
+     * libsigsegv restores the default action and the access kills the
+     * process; say which rank and where first. */
+    if (dsm__foreign_fault_hook && dsm__foreign_fault_hook(addr))
+        return 1;
+    dsm__crash_report(SIGSEGV, addr);
+    return 0;
 }
 
 int dsm__fault_init(void)

@@ -61,9 +61,10 @@ int dsm__vm_init(void)
 void dsm__vm_open_all(void)
 {
     struct dsm_global *g = &dsm__g;
-    mprotect(g->app, g->npages << g->page_shift, PROT_READ | PROT_WRITE);
+    int prot = PROT_READ | PROT_WRITE | (g->exec_pages ? PROT_EXEC : 0);
+    mprotect(g->app, g->npages << g->page_shift, prot);
     for (int i = 0; i < g->nsegs; i++)
-        mprotect(g->segs[i].app, g->segs[i].bytes, PROT_READ | PROT_WRITE);
+        mprotect(g->segs[i].app, g->segs[i].bytes, prot);
 }
 
 void dsm__vm_fini(void)
@@ -98,6 +99,8 @@ static void protect_run(size_t first, size_t count, int prot)
             len = sg->bytes - off;
     }
     DSM_STAT_ADD(mprotect_calls, 1);
+    if (prot != PROT_NONE && dsm__g.exec_pages)
+        prot |= PROT_EXEC;
     if (mprotect(dsm__app_page(first), len, prot) == 0)
         return;
     if (errno == ENOMEM)

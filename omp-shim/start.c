@@ -25,7 +25,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +261,33 @@ void *shim_stack_top(int rank, int local)
     return (void *)((uintptr_t)(top - 64) & ~(uintptr_t)15);
 }
 
+/* A loaded object asks for an executable stack (PT_GNU_STACK with PF_X, or
+ * no PT_GNU_STACK at all, which the C library takes the same way on this
+ * machine): GCC's nested functions put trampolines on the stack. */
+static int exec_stack_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    int found = 0;
+    (void)size;
+    if (!info->dlpi_phnum)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_GNU_STACK) {
+            found = 1;
+            if (info->dlpi_phdr[i].p_flags & PF_X)
+                *(int *)arg = 1;
+        }
+    if (!found && info->dlpi_name && !strstr(info->dlpi_name, "linux-vdso"))
+        *(int *)arg = 1;
+    return 0;
+}
+
+static int needs_exec_stack(void)
+{
+    int need = 0;
+    dl_iterate_phdr(exec_stack_cb, &need);
+    return need;
+}
+
 static void setup(char **argv)
 {
     struct exe_info e;
@@ -275,6 +301,9 @@ static void setup(char **argv)
     shim.nodes = dsm__g.nodes;
     shim.tpr = (int)dsm__g.cfg.threads_per_rank;
     dsm__g.keep_mapped = 1;
+    /* The stacks are in the DSM: if the program's own stack had to be
+     * executable, so must they be (pages of the region get PROT_EXEC). */
+    dsm__g.exec_pages = needs_exec_stack();
 
     check_same("the executable", e.base);
     check_same("the C library", (uintptr_t)dlsym(RTLD_DEFAULT, "printf"));
