@@ -29,6 +29,20 @@ int shim_new_lock_id(void)
     return (int)id;
 }
 
+uint32_t shim_word_tag(uint32_t *w, uint32_t seen)
+{
+    uint64_t id = (uint64_t)shim_new_lock_id() + 1, ok = 0;
+    uint64_t old = dsm__atomic(w, DSM_AOP_CAS, 4, SHIM_WORD_TAG | id, seen, 0, 0, &ok);
+    uint32_t v = ok ? SHIM_WORD_TAG | (uint32_t)id : (uint32_t)old;
+    /* This node's copy says so too: it may hold a write of the word (an
+     * initialisation, or a memset of the structure around it) whose diff,
+     * applied at the home at this node's next release, would otherwise put
+     * the old value back over the id. */
+    if ((v & SHIM_WORD_TAG) && *(volatile uint32_t *)w != v)
+        *(volatile uint32_t *)w = v;
+    return v;
+}
+
 static void store_u32(uint32_t *p, uint32_t v)
 {
     if (dsm__in_region(p))

@@ -9,7 +9,7 @@
  * that nobody on its rank wakes (a hang, seen with `gm convert -rotate` on
  * 3 ranks).  So in a run, for a mutex inside the region, the shim takes
  * over pthread_mutex_init, destroy, lock, trylock, timedlock and unlock:
- *   - the mutex's first word holds MUTEX_TAG | (DSM lock id + 1), set by a
+ *   - the mutex's first word holds SHIM_WORD_TAG | (DSM lock id + 1), set by a
  *     compare-and-swap at its home when the mutex is first locked (a
  *     mutex initialised with zeros, statically or before start-up, works);
  *   - a recursive mutex keeps its owner (the OpenMP thread's uid) and depth
@@ -31,8 +31,6 @@
 
 #include "shim.h"
 
-#define MUTEX_TAG 0x40000000u       /* first word: a DSM lock id + 1 below it */
-
 /* glibc's pthread_mutex_t on Linux: the fields the shim uses. */
 struct gmutex {
     uint32_t word;                  /* __lock */
@@ -53,7 +51,7 @@ static int shared_mutex(const void *m)
         return 0;
     if (shim.active)
         return 1;
-    return (*(const volatile uint32_t *)m & MUTEX_TAG) ? 2 : 0;
+    return (*(const volatile uint32_t *)m & SHIM_WORD_TAG) ? 2 : 0;
 }
 
 static int kind_of(const struct gmutex *g)
@@ -65,24 +63,16 @@ static int kind_of(const struct gmutex *g)
 static int mutex_lock_id(struct gmutex *g)
 {
     uint32_t v = *(volatile uint32_t *)&g->word;
-    if (!(v & MUTEX_TAG)) {
-        uint64_t id = (uint64_t)shim_new_lock_id() + 1, ok = 0;
-        uint64_t old = dsm__atomic(&g->word, DSM_AOP_CAS, 4, MUTEX_TAG | id, v, 0, 0, &ok);
-        if (!ok && !(old & MUTEX_TAG))
-            old = dsm__atomic(&g->word, DSM_AOP_CAS, 4, MUTEX_TAG | id, old, 0, 0, &ok);
-        v = ok ? MUTEX_TAG | (uint32_t)id : (uint32_t)old;
-        if (!(v & MUTEX_TAG))
+    if (!(v & SHIM_WORD_TAG)) {
+        v = shim_word_tag(&g->word, v);
+        if (!(v & SHIM_WORD_TAG))       /* reset meanwhile (an init at the home): again */
+            v = shim_word_tag(&g->word, v);
+        if (!(v & SHIM_WORD_TAG))
             dsm__fatal("pthread_mutex_lock(%p): a mutex in shared memory changed under the "
                        "shim (its first word is %#x); is it used by code that does not call "
                        "pthread_mutex_lock, such as pthread_cond_wait?", (void *)g, v);
-        /* This node's copy says so too: it may hold a write of the word
-         * (pthread_mutex_init's, or a memset of the structure around it)
-         * whose diff, applied at the home at this node's next release,
-         * would otherwise put the old value back over the id. */
-        if (*(volatile uint32_t *)&g->word != v)
-            *(volatile uint32_t *)&g->word = v;
     }
-    return (int)(v & ~MUTEX_TAG) - 1;
+    return (int)(v & ~SHIM_WORD_TAG) - 1;
 }
 
 static int me(void)

@@ -10,7 +10,7 @@
  * made, pthread_setspecific failed, and gnulib called abort().  So in a run:
  *   - pthread_once on a control word in the region runs the function once
  *     in the whole job, under a DSM lock of its own (the word holds
- *     ONCE_TAG | lock id + 1 until the function has returned, then
+ *     SHIM_WORD_TAG | lock id + 1 until the function has returned, then
  *     glibc's "done", 2); a thread that finds it done acquires the
  *     shim's once lock, which the runner released after writing "done",
  *     so the function's writes are visible to it; each process remembers
@@ -33,7 +33,6 @@
 #include "shim.h"
 
 #define ONCE_DONE 2u                /* glibc's value of a finished pthread_once_t */
-#define ONCE_TAG  0x40000000u       /* with a DSM lock id + 1 below it */
 #define VKEY_BASE 0x40000000u       /* job-wide keys; the C library's are < 1024 */
 
 /* ---- pthread_once ---- */
@@ -107,21 +106,19 @@ static int shared_once(pthread_once_t *c, void (*fn)(void))
         acquire_done(w);
         return 0;
     }
-    if (!(v & ONCE_TAG)) {
+    if (!(v & SHIM_WORD_TAG)) {
         /* Give the word a DSM lock of its own (as a mutex gets, mutex.c). */
-        uint64_t id = (uint64_t)shim_new_lock_id() + 1, ok = 0;
-        uint64_t old = dsm__atomic(w, DSM_AOP_CAS, 4, ONCE_TAG | id, v, 0, 0, &ok);
-        v = ok ? ONCE_TAG | (uint32_t)id : (uint32_t)old;
+        v = shim_word_tag(w, v);
         if (v == ONCE_DONE) {
             acquire_done(w);
             return 0;
         }
-        if (!(v & ONCE_TAG))
+        if (!(v & SHIM_WORD_TAG))
             dsm__fatal("pthread_once(%p): its control word is %#x, neither new, nor "
                        "taken by the shim, nor done; is it written by other code?",
                        (void *)c, v);
     }
-    int id = (int)(v & ~ONCE_TAG) - 1;
+    int id = (int)(v & ~SHIM_WORD_TAG) - 1;
     dsm_lock_acquire(id);
     if (home_word(w) != ONCE_DONE) {
         fn();

@@ -176,6 +176,14 @@ SHIM_HIDDEN int shim_local_trylock(const void *key);
 /* The C library's function name, behind the shim's of the same name
  * (dlsym RTLD_NEXT, kept in *cache); fatal if missing. */
 SHIM_HIDDEN void *shim_libc_fn(void **cache, const char *name);
+/* A word in shared memory that names its DSM lock (a mutex's first word,
+ * a pthread_once_t): SHIM_WORD_TAG | (lock id + 1).  shim_word_tag gives
+ * the word such a lock if its value at the home is still seen (a
+ * compare-and-swap there, with an id from shim_new_lock_id) and returns
+ * the word's value at the home afterwards: tagged, or what another writer
+ * put there.  A tagged result is written to this node's copy too (locks.c). */
+#define SHIM_WORD_TAG 0x40000000u
+SHIM_HIDDEN uint32_t shim_word_tag(uint32_t *w, uint32_t seen);
 /* In a wrapper of the C library's name: real_name, the C library's own. */
 #define SHIM_REAL(name) SHIM_REAL_AS(name, #name)
 /* The same, for a function the C library exports under another symbol. */
