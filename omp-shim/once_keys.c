@@ -124,7 +124,7 @@ static int shared_once(pthread_once_t *c, void (*fn)(void))
         fn();
         dsm_lock_acquire(SHIM_LOCK_ONCE);
         dsm__atomic(w, DSM_AOP_STORE, 4, ONCE_DONE, 0, 0, 0, NULL);
-        *(volatile uint32_t *)w = ONCE_DONE;   /* this copy too (see mutex.c) */
+        *(volatile uint32_t *)w = ONCE_DONE;   /* this copy too (see shim_word_tag) */
         dsm_lock_release(SHIM_LOCK_ONCE);
     } else if (*(volatile uint32_t *)w != ONCE_DONE) {
         *(volatile uint32_t *)w = ONCE_DONE;
