@@ -194,6 +194,23 @@ SHIM_HIDDEN uint32_t shim_word_tag(uint32_t *w, uint32_t seen);
 /* ---- signals.c: the program's SIGSEGV/SIGBUS handlers ---- */
 SHIM_HIDDEN void shim_signals_init(void);
 
+/* ---- syscalls.c ---- */
+/* Make the DSM pages of [buf, buf + len) valid before the kernel moves data
+ * into them (incoming) or out of them. */
+SHIM_HIDDEN void shim_io_prepare(const void *buf, size_t len, int incoming);
+
+/* ---- got.c ---- */
+struct shim_got_entry { const char *name; void *fn; };
+/* Point the program's own relocations for each name at fn; the number of
+ * slots rewritten. */
+SHIM_HIDDEN size_t shim_got_bind(const struct shim_got_entry *want, size_t n);
+
+/* ---- mmap.c: the program's mmap in shared memory ---- */
+/* Redirect the program's mmap calls (got.c), unless OMPSHIM_MMAP=private. */
+SHIM_HIDDEN void shim_mmap_init(void);
+/* Write back this rank's shared file mappings (at the end of the run). */
+SHIM_HIDDEN void shim_mmap_flush_all(void);
+
 /* ---- applibs.c ---- */
 SHIM_HIDDEN void shim_applibs_scan(void);
 /* An object's writable data (start.c fills it from its program headers). */

@@ -355,6 +355,7 @@ static void setup(char **argv)
     }
     shim_heap_init();
     shim_signals_init();
+    shim_mmap_init();
     shim_bcast_init();
     dsm__unshared_hint =
         " (not shared memory: memory only this rank has, such as the global "

@@ -27,7 +27,7 @@
 
 #include "shim.h"
 
-static void prepare(const void *buf, size_t len, int incoming)
+void shim_io_prepare(const void *buf, size_t len, int incoming)
 {
     if (!shim.active || len == 0 || !buf)
         return;
@@ -49,28 +49,28 @@ static void prepare(const void *buf, size_t len, int incoming)
 SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     SHIM_REAL(read);
-    prepare(buf, n, 1);
+    shim_io_prepare(buf, n, 1);
     return real_read(fd, buf, n);
 }
 
 SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     SHIM_REAL(pread);
-    prepare(buf, n, 1);
+    shim_io_prepare(buf, n, 1);
     return real_pread(fd, buf, n, off);
 }
 
 SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     SHIM_REAL(write);
-    prepare(buf, n, 0);
+    shim_io_prepare(buf, n, 0);
     return real_write(fd, buf, n);
 }
 
 SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     SHIM_REAL(pwrite);
-    prepare(buf, n, 0);
+    shim_io_prepare(buf, n, 0);
     return real_pwrite(fd, buf, n, off);
 }
 
@@ -78,7 +78,7 @@ SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     SHIM_REAL(readv);
     for (int i = 0; i < cnt; i++)
-        prepare(iov[i].iov_base, iov[i].iov_len, 1);
+        shim_io_prepare(iov[i].iov_base, iov[i].iov_len, 1);
     return real_readv(fd, iov, cnt);
 }
 
@@ -86,21 +86,21 @@ SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     SHIM_REAL(writev);
     for (int i = 0; i < cnt; i++)
-        prepare(iov[i].iov_base, iov[i].iov_len, 0);
+        shim_io_prepare(iov[i].iov_base, iov[i].iov_len, 0);
     return real_writev(fd, iov, cnt);
 }
 
 SHIM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     SHIM_REAL(recv);
-    prepare(buf, n, 1);
+    shim_io_prepare(buf, n, 1);
     return real_recv(fd, buf, n, flags);
 }
 
 SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     SHIM_REAL(send);
-    prepare(buf, n, 0);
+    shim_io_prepare(buf, n, 0);
     return real_send(fd, buf, n, flags);
 }
 
@@ -108,7 +108,7 @@ SHIM_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
 {
     SHIM_REAL(fread);
     if (size && n <= (size_t)-1 / size)
-        prepare(buf, size * n, 1);
+        shim_io_prepare(buf, size * n, 1);
     return real_fread(buf, size, n, f);
 }
 
@@ -116,7 +116,7 @@ SHIM_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
 {
     SHIM_REAL(fwrite);
     if (size && n <= (size_t)-1 / size)
-        prepare(buf, size * n, 0);
+        shim_io_prepare(buf, size * n, 0);
     return real_fwrite(buf, size, n, f);
 }
 

@@ -356,6 +356,7 @@ void shim_worker_loop(void)
         dsm_barrier();
         if (c->exit_now) {
             int status = c->status;
+            shim_mmap_flush_all();
             shim.active = 0;
             dsm_finalize();
             /* The program's exit handlers and static destructors are its
@@ -420,6 +421,7 @@ void shim_finish(int status)
     shim.ctl->status = status;
     shim.ctl->exit_now = 1;
     dsm_barrier();
+    shim_mmap_flush_all();
     shim.active = 0;
     dsm_finalize();
 }
