@@ -1,6 +1,7 @@
 /*
  * private_mem.c - a parallel region that follows a pointer to memory only
- * rank 0 has (its own mmap): the other ranks must die with the crash line
+ * rank 0 has (its own mmap at a fixed address, which the shim leaves to the
+ * kernel): the other ranks must die with the crash line
  * that says what is private under the shim, and the job must end non-zero.
  */
 #define _GNU_SOURCE
