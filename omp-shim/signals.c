@@ -12,10 +12,21 @@
  * anywhere else (libsigsegv, MPI) and every other signal go to the C
  * library.
  *
+ * The same holds for sigaltstack: the alternate stack is where libdsm's
+ * handler runs, and the kernel writes the signal frame there before any
+ * handler can make a page valid, so a stack that the program allocates
+ * (in shared memory, since its malloc is the DSM's) would kill the
+ * process at the first page fault (R on one rank died in Rf_cons, its
+ * malloc'd signal stack in the region).  So sigaltstack from the
+ * program's code after start-up only records the program's stack when
+ * the thread already has one (libdsm's) or the new one is in the region,
+ * and reports the one recorded before.
+ *
  * Threads: any; the fault hook runs in the signal handler of the thread
  * that faulted.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -101,4 +112,33 @@ SHIM_EXPORT sighandler_t signal(int sig, sighandler_t handler)
     program_act[k].sa_flags = SA_RESTART;
     pthread_mutex_unlock(&act_mu);
     return prev;
+}
+
+/* The alternate stack the program asked for on this thread, not installed. */
+static __thread stack_t program_ss;
+static __thread int program_ss_set;
+
+SHIM_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+    SHIM_REAL(sigaltstack);
+    stack_t cur;
+    if (!shim.active || !shim_code_is_program(__builtin_return_address(0)) ||
+        real_sigaltstack(NULL, &cur) != 0)
+        return real_sigaltstack(ss, old);
+    int has_own = !(cur.ss_flags & SS_DISABLE);
+    int keep = ss && !(ss->ss_flags & SS_DISABLE) && (has_own || dsm__in_region(ss->ss_sp) ||
+               dsm__in_region((const char *)ss->ss_sp + ss->ss_size - 1));
+    if (!keep && !program_ss_set)
+        return real_sigaltstack(ss, old);
+    if (ss && ss->ss_size < (size_t)MINSIGSTKSZ && !(ss->ss_flags & SS_DISABLE)) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (old)
+        *old = program_ss_set ? program_ss : cur;
+    if (ss) {
+        program_ss = *ss;
+        program_ss_set = 1;
+    }
+    return 0;
 }

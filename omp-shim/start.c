@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <unistd.h>
 
@@ -405,6 +406,21 @@ static char **shared_argv(int argc, char **argv)
     return v;
 }
 
+/* The loader's record of where the initial thread's stack ends.  Programs
+ * that check their own stack depth read it (R: "C stack usage ... is too
+ * close to the limit" on the first call, measured from the process's stack
+ * to the shim's), and so does pthread_getattr_np; main runs on the stack
+ * whose top is top from now on.  The variable is in the loader's RELRO. */
+extern void *__libc_stack_end;
+static void move_stack_end(void *top)
+{
+    uintptr_t page = (uintptr_t)&__libc_stack_end & ~(uintptr_t)(dsm__g.os_page - 1);
+    if (mprotect((void *)page, dsm__g.os_page, PROT_READ | PROT_WRITE) != 0)
+        return;                 /* keep the old value: only a depth check is off */
+    __libc_stack_end = top;
+    mprotect((void *)page, dsm__g.os_page, PROT_READ);
+}
+
 static int shim_main(int argc, char **argv, char **envp)
 {
     if (!getenv("DSM_HEAP_SIZE"))
@@ -419,6 +435,7 @@ static int shim_main(int argc, char **argv, char **envp)
     on_exit(on_rank0_exit, NULL);
     dsm__altstack_setup();
     shim_self();
+    move_stack_end(shim_stack_top(0, 0));
     shim_call_on_stack(call_main, &m, shim_stack_top(0, 0));
     return m.ret;
 }
