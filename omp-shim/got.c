@@ -42,10 +42,17 @@ static int is_program_object(const struct dl_phdr_info *info)
     return 0;
 }
 
-/* Write fn into the slot at a, which may be in the object's RELRO part. */
+/* Write fn into the slot at a, which may be in the object's RELRO part.  A
+ * slot after the RELRO part (lazy binding's .got.plt) may be in shared
+ * memory, with the object's data (start.c): there rank 0 writes it for
+ * every rank (the shim is at the same address everywhere), since the same
+ * bytes written by every rank in one interval would be a race to
+ * DSM_CHECK=races. */
 static void write_slot(void **a, void *fn, uintptr_t relro_lo, uintptr_t relro_hi)
 {
     uintptr_t p = (uintptr_t)a;
+    if (dsm__in_region(a) && shim.rank != 0)
+        return;
     int relro = p >= relro_lo && p < relro_hi;
     uintptr_t page = p & ~(uintptr_t)(dsm__g.os_page - 1);
     if (relro && mprotect((void *)page, dsm__g.os_page, PROT_READ | PROT_WRITE) != 0)
