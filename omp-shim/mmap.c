@@ -249,7 +249,7 @@ static int ours(const void *addr)
 static int shim_munmap(void *addr, size_t len)
 {
     SHIM_REAL(munmap);
-    if (!ours(addr))
+    if (!ours(addr) && !(len && ours((unsigned char *)addr + len - 1)))
         return real_munmap(addr, len);
     if (len == 0) {
         errno = EINVAL;
