@@ -114,6 +114,8 @@ DSM_HIDDEN void dsm__vm_fini(void);
 /* Every page readable and writable with the contents it has here (the end
  * of a keep_mapped run: no more fetches). */
 DSM_HIDDEN void dsm__vm_open_all(void);
+/* In a child of fork(): private views of the region (vm.c); -1 on failure. */
+DSM_HIDDEN int dsm__vm_detach_child(void);
 /* mprotect pages [first, first+count) of the application view; fatal on error. */
 DSM_HIDDEN void dsm__vm_protect(size_t first, size_t count, int prot);
 DSM_HIDDEN void dsm__vm_release(size_t first, size_t count);  /* drop backing */

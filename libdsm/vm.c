@@ -67,6 +67,29 @@ void dsm__vm_open_all(void)
         mprotect(g->segs[i].app, g->segs[i].bytes, prot);
 }
 
+/* In a child of fork(): the region's views are MAP_SHARED mappings of the
+ * memfd, so the child's writes (to a stack in the region, before it execs)
+ * would land in the parent's memory.  Map every view of the program's
+ * addresses privately instead: the child starts from this node's copies
+ * and writes only its own.  Runs in the child only, on a stack outside the
+ * region, before anything touches the region. */
+int dsm__vm_detach_child(void)
+{
+    struct dsm_global *g = &dsm__g;
+    int prot = PROT_READ | PROT_WRITE | (g->exec_pages ? PROT_EXEC : 0);
+    int rc = 0;
+    if (!g->app || g->memfd < 0)
+        return 0;
+    if (mmap(g->app, g->npages << g->page_shift, prot, MAP_PRIVATE | MAP_FIXED |
+             MAP_NORESERVE, g->memfd, 0) != g->app)
+        rc = -1;
+    for (int i = 0; i < g->nsegs; i++)
+        if (mmap(g->segs[i].app, g->segs[i].bytes, prot, MAP_PRIVATE | MAP_FIXED, g->memfd,
+                 (off_t)(g->segs[i].first << g->page_shift)) != g->segs[i].app)
+            rc = -1;
+    return rc;
+}
+
 void dsm__vm_fini(void)
 {
     struct dsm_global *g = &dsm__g;
