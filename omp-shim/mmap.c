@@ -60,7 +60,6 @@ static struct {
     pthread_mutex_t mu;
 } M = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-
 static size_t os_round(size_t n)
 {
     size_t os = dsm__g.os_page;
