@@ -69,10 +69,7 @@ static void each_needed(struct link_map *lm, void (*fn)(const char *, int), int 
             strtab = d->d_un.d_ptr;
     if (!strtab)
         return;
-    /* The loader relocates DT_STRTAB in place on x86-64; elsewhere it may
-     * still be relative to the load address. */
-    if (strtab < lm->l_addr)
-        strtab += lm->l_addr;
+    strtab = shim_dyn_ptr(strtab, lm->l_addr);
     for (d = lm->l_ld; d->d_tag != DT_NULL; d++)
         if (d->d_tag == DT_NEEDED)
             fn((const char *)strtab + d->d_un.d_val, mark);

@@ -81,12 +81,6 @@ static void bind_table(const struct dl_phdr_info *info, struct bind_ctx *c,
     }
 }
 
-static uintptr_t dyn_ptr(uintptr_t v, uintptr_t base)
-{
-    /* The loader relocates these in place on x86-64 (see applibs.c). */
-    return v < base ? v + base : v;
-}
-
 static int bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     struct bind_ctx *c = arg;
@@ -121,13 +115,13 @@ static int bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (!symtab || !strtab)
         return 0;
-    const ElfW(Sym) *sym = (const ElfW(Sym) *)dyn_ptr(symtab, info->dlpi_addr);
-    const char *str = (const char *)dyn_ptr(strtab, info->dlpi_addr);
+    const ElfW(Sym) *sym = (const ElfW(Sym) *)shim_dyn_ptr(symtab, info->dlpi_addr);
+    const char *str = (const char *)shim_dyn_ptr(strtab, info->dlpi_addr);
     if (jmprel)
-        bind_table(info, c, (const ElfW(Rela) *)dyn_ptr(jmprel, info->dlpi_addr), pltrelsz,
+        bind_table(info, c, (const ElfW(Rela) *)shim_dyn_ptr(jmprel, info->dlpi_addr), pltrelsz,
                    sym, str, relro_lo, relro_hi);
     if (rela)
-        bind_table(info, c, (const ElfW(Rela) *)dyn_ptr(rela, info->dlpi_addr), relasz,
+        bind_table(info, c, (const ElfW(Rela) *)shim_dyn_ptr(rela, info->dlpi_addr), relasz,
                    sym, str, relro_lo, relro_hi);
     return 0;
 }

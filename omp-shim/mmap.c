@@ -75,6 +75,12 @@ static struct mapping *find(const unsigned char *a)
     return NULL;
 }
 
+/* m has bytes in [lo, hi). */
+static int overlaps(const struct mapping *m, const unsigned char *lo, const unsigned char *hi)
+{
+    return m->addr < hi && m->addr + m->len > lo;
+}
+
 static void forget(struct mapping *m)
 {
     if (m->fd >= 0)
@@ -245,6 +251,26 @@ static int ours(const void *addr)
     return shim.active && dsm__in_region(addr);
 }
 
+/* Write back every mapping of this rank in [lo, hi); at the end of the run
+ * (report) a failure is said on stderr.  -1 if any failed. */
+static int write_back_range(const unsigned char *lo, const unsigned char *hi, int report)
+{
+    int rc = 0;
+    pthread_mutex_lock(&M.mu);
+    for (size_t i = 0; i < M.n; i++) {
+        struct mapping *m = &M.v[i];
+        if (!m->back || !overlaps(m, lo, hi) || write_back(m, lo, hi) == 0)
+            continue;
+        rc = -1;
+        if (report)
+            fprintf(stderr, "ompshim[rank %d]: writing back the file mapping at %p (%zu "
+                    "bytes) at the end of the run failed: %s\n", shim.rank,
+                    (void *)m->addr, m->len, strerror(errno));
+    }
+    pthread_mutex_unlock(&M.mu);
+    return rc;
+}
+
 static int shim_munmap(void *addr, size_t len)
 {
     SHIM_REAL(munmap);
@@ -259,7 +285,7 @@ static int shim_munmap(void *addr, size_t len)
     pthread_mutex_lock(&M.mu);
     for (size_t i = 0; i < M.n;) {
         struct mapping *m = &M.v[i];
-        if (m->addr >= hi || m->addr + m->len <= lo) {
+        if (!overlaps(m, lo, hi)) {
             i++;
             continue;
         }
@@ -281,16 +307,7 @@ static int shim_msync(void *addr, size_t len, int flags)
     SHIM_REAL(msync);
     if (!ours(addr))
         return real_msync(addr, len, flags);
-    unsigned char *lo = addr, *hi = lo + len;
-    int rc = 0;
-    pthread_mutex_lock(&M.mu);
-    for (size_t i = 0; i < M.n; i++) {
-        struct mapping *m = &M.v[i];
-        if (m->addr < hi && m->addr + m->len > lo && write_back(m, lo, hi) != 0)
-            rc = -1;
-    }
-    pthread_mutex_unlock(&M.mu);
-    return rc;
+    return write_back_range(addr, (unsigned char *)addr + len, 0);
 }
 
 static int shim_mprotect(void *addr, size_t len, int prot)
@@ -318,7 +335,7 @@ static int shim_madvise(void *addr, size_t len, int advice)
         struct mapping *m = &M.v[i];
         unsigned char *a = lo > m->addr ? lo : m->addr;
         unsigned char *b = hi < m->addr + m->len ? hi : m->addr + m->len;
-        if (m->anon && a < b)
+        if (m->anon && overlaps(m, lo, hi))
             memset(a, 0, (size_t)(b - a));
     }
     pthread_mutex_unlock(&M.mu);
@@ -392,13 +409,7 @@ static void *shim_mremap(void *old, size_t old_len, size_t new_len, int flags, .
 
 void shim_mmap_flush_all(void)
 {
-    pthread_mutex_lock(&M.mu);
-    for (size_t i = 0; i < M.n; i++)
-        if (M.v[i].back && write_back(&M.v[i], M.v[i].addr, M.v[i].addr + M.v[i].len) != 0)
-            fprintf(stderr, "ompshim[rank %d]: writing back the file mapping at %p (%zu "
-                    "bytes) at the end of the run failed: %s\n", shim.rank,
-                    (void *)M.v[i].addr, M.v[i].len, strerror(errno));
-    pthread_mutex_unlock(&M.mu);
+    write_back_range(NULL, (const unsigned char *)UINTPTR_MAX, 1);
 }
 
 void shim_mmap_init(void)

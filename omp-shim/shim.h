@@ -199,6 +199,14 @@ SHIM_HIDDEN void shim_signals_init(void);
  * into them (incoming) or out of them. */
 SHIM_HIDDEN void shim_io_prepare(const void *buf, size_t len, int incoming);
 
+/* A pointer from an object's dynamic section (DT_STRTAB, DT_SYMTAB, ...):
+ * the loader relocates these in place on x86-64; elsewhere one may still
+ * be relative to the load address base. */
+static inline uintptr_t shim_dyn_ptr(uintptr_t v, uintptr_t base)
+{
+    return v < base ? v + base : v;
+}
+
 /* ---- got.c ---- */
 struct shim_got_entry { const char *name; void *fn; };
 /* Point the program's own relocations for each name at fn; the number of
