@@ -21,7 +21,7 @@
 
 /* Address ranges outside the region that can be brought under the DSM
  * (segment.c): the OpenMP shim's executable and the libraries it needs. */
-#define DSM_MAX_SEGMENTS 64
+#define DSM_MAX_SEGMENTS 128
 
 /* ---- init.c: the one global state ---------------------------------------- */
 enum dsm_lifecycle { DSM_STATE_NEW = 0, DSM_STATE_RUNNING, DSM_STATE_FINALIZED };
@@ -68,6 +68,7 @@ struct dsm_global {
     } segs[DSM_MAX_SEGMENTS];
     int nsegs;
     size_t segs_first, segs_npages;
+    size_t segs_reserved;            /* pages of the run, spare ones included */
     int keep_mapped;                 /* dsm_finalize leaves every mapping in place */
     int exec_pages;                  /* accessible pages are also executable (the
                                       * shim: a program that needs an executable
@@ -421,17 +422,21 @@ DSM_HIDDEN uint64_t dsm__races_found(void);
  * homed at node `home`, at most DSM_MAX_SEGMENTS.  Every node must have the
  * same contents there (the same program image); they start as valid
  * read-only copies.  Only the byte ranges copy[0..ncopy) of each (offsets
- * from its addr) are copied; the rest reads as zero. */
+ * from its addr) are copied; the rest reads as zero.  spare bytes of pages
+ * are set aside after them for dsm__segments_add. */
 struct dsm_segment_spec {
     void *addr;
     size_t len;
     const struct dsm_range *copy;
     size_t ncopy;
 };
-DSM_HIDDEN void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t n, int home);
-/* One segment (the same, n = 1). */
-DSM_HIDDEN void dsm__segment_attach(void *addr, size_t len, int home,
-                                    const struct dsm_range *copy, size_t ncopy);
+DSM_HIDDEN void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t n, int home,
+                                     size_t spare);
+/* Collective, later (a library loaded with dlopen on every node): the same
+ * for more ranges, in the spare pages.  Only the home's contents count; the
+ * other nodes fetch them on first touch.  Fatal if the spare pages or the
+ * DSM_MAX_SEGMENTS entries run out. */
+DSM_HIDDEN void dsm__segments_add(const struct dsm_segment_spec *spec, size_t n, int home);
 /* Mark the pages of [addr, addr+len) as migrating: at the first barrier
  * where one node alone wrote such a page, that node becomes its home.  Every
  * node must make the same calls. */

@@ -3,8 +3,8 @@
  * page placement, and alternate signal stacks.  Used by the OpenMP shim to
  * share a program's globals (.data/.bss) and to run stacks in the region.
  *
- * Threads: dsm__segment_attach and dsm__set_migrate are collective, called
- * by the main thread of every node; dsm__altstack_setup by each thread that
+ * Threads: dsm__segments_attach, dsm__segments_add and dsm__set_migrate are
+ * collective, called by the main thread of every node; dsm__altstack_setup by each thread that
  * may fault on a stack inside the region.
  */
 #define _GNU_SOURCE
@@ -18,48 +18,32 @@
 
 #define ALTSTACK_SIZE (256 * 1024)
 
-void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t n, int home)
+/* Put spec[0..n) into pages [p, ...) of the run.  At start-up (fresh)
+ * every node holds the same program image, a valid copy: each copies its
+ * own and the home traps its writes.  Later (a library loaded with dlopen)
+ * only the home's image counts, since each node's constructors wrote their
+ * own: the home copies it in, the others fetch it on first touch. */
+static size_t place_segments(const struct dsm_segment_spec *spec, size_t n, int home,
+                             size_t p, int fresh)
 {
     struct dsm_global *g = &dsm__g;
-    size_t ps = g->page_size, os = g->os_page, total = 0;
+    size_t ps = g->page_size, os = g->os_page;
     uint64_t others = 0;
-
-    if (g->nsegs)
-        dsm__fatal("internal error: segments attached twice");
-    if (n == 0)
-        return;
-    if (n > DSM_MAX_SEGMENTS)
-        dsm__fatal("cannot put %zu address ranges of the program under the DSM (at most %d); "
-                   "the program needs too many libraries with data of their own", n,
-                   DSM_MAX_SEGMENTS);
-    for (size_t i = 0; i < n; i++) {
-        if ((uintptr_t)spec[i].addr % os || spec[i].len % os || spec[i].len == 0)
-            dsm__fatal("internal error: segment %p + %zu is not page-aligned",
-                       spec[i].addr, spec[i].len);
-        total += (spec[i].len + ps - 1) / ps;
-    }
-    /* One run of pages for all, so that a page number says at once
-     * whether it is a segment's (dsm__page_in_segment). */
-    void *q = dsm_malloc_home(total * ps, DSM_HOME_NODE, home);
-    if (!q)
-        dsm__fatal("cannot attach %zu bytes of the program's data: the shared region "
-                   "is full; raise DSM_HEAP_SIZE", total * ps);
-    size_t first = dsm__page_of(q), p = first;
+    int nsegs = g->nsegs;
 
     for (int r = 0; r < g->nodes; r++)
         if (r != home)
             others |= (uint64_t)1 << r;
     for (size_t i = 0; i < n; i++) {
-        struct dsm_segment *sg = &g->segs[i];
+        struct dsm_segment *sg = &g->segs[nsegs + (int)i];
         unsigned char *addr = spec[i].addr;
+        int copy_here = fresh || g->rank == home;
         sg->app = addr;
         sg->first = p;
         sg->npages = (spec[i].len + ps - 1) / ps;
         sg->bytes = spec[i].len;
-        /* Every node starts from its own image of the same program: a valid
-         * copy.  The home traps its writes, since every node holds a copy.
-         * Page by page: all-zero pages (most of a .bss) need no copy. */
-        for (size_t c = 0; c < spec[i].ncopy; c++) {
+        /* Page by page: all-zero pages (most of a .bss) need no copy. */
+        for (size_t c = 0; copy_here && c < spec[i].ncopy; c++) {
             const struct dsm_range *cp = &spec[i].copy[c];
             for (size_t off = cp->start; off < cp->start + cp->count; off += os) {
                 const uint64_t *src = (const uint64_t *)(void *)(addr + off);
@@ -73,31 +57,96 @@ void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t n, int hom
         for (size_t x = p; x < p + sg->npages; x++) {
             struct dsm_page *pg = &g->pages[x];
             dsm__page_lock(x);
-            pg->state = DSM_P_READ_ONLY;
-            pg->copyset = g->rank == home ? others : 0;
+            pg->state = fresh ? DSM_P_READ_ONLY : DSM_P_INVALID;
+            pg->copyset = fresh && g->rank == home ? others : 0;
             dsm__page_unlock(x);
         }
         p += sg->npages;
     }
-    g->segs_first = first;
-    g->nsegs = (int)n;
-    __atomic_store_n(&g->segs_npages, total, __ATOMIC_RELEASE);
-    for (size_t i = 0; i < n; i++) {
+    return p;
+}
+
+/* Publish segments [g->nsegs, g->nsegs + n), which end at page end of the
+ * run, and map them over the program's addresses.  The entries are written
+ * before the counts that make them visible to the communication thread. */
+static void publish_segments(size_t n, size_t end, int fresh)
+{
+    struct dsm_global *g = &dsm__g;
+    int first = g->nsegs;
+    __atomic_store_n(&g->nsegs, first + (int)n, __ATOMIC_RELEASE);
+    __atomic_store_n(&g->segs_npages, end - g->segs_first, __ATOMIC_RELEASE);
+    for (int i = first; i < first + (int)n; i++) {
         const struct dsm_segment *sg = &g->segs[i];
-        void *m = mmap(sg->app, sg->bytes, PROT_READ, MAP_SHARED | MAP_FIXED, g->memfd,
-                       (off_t)(sg->first * ps));
+        void *m = mmap(sg->app, sg->bytes, fresh ? PROT_READ : PROT_NONE,
+                       MAP_SHARED | MAP_FIXED, g->memfd,
+                       (off_t)(sg->first * g->page_size));
         if (m != sg->app)
             dsm__fatal("cannot map the shared copy of the program's data over %p "
                        "(%zu bytes): %s", (void *)sg->app, sg->bytes, strerror(errno));
     }
+}
+
+static size_t pages_of(const struct dsm_segment_spec *spec, size_t n)
+{
+    size_t ps = dsm__g.page_size, os = dsm__g.os_page, total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if ((uintptr_t)spec[i].addr % os || spec[i].len % os || spec[i].len == 0)
+            dsm__fatal("internal error: segment %p + %zu is not page-aligned",
+                       spec[i].addr, spec[i].len);
+        total += (spec[i].len + ps - 1) / ps;
+    }
+    return total;
+}
+
+void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t n, int home,
+                          size_t spare)
+{
+    struct dsm_global *g = &dsm__g;
+    size_t ps = g->page_size;
+
+    if (g->segs_reserved)
+        dsm__fatal("internal error: segments attached twice");
+    if (n > DSM_MAX_SEGMENTS)
+        dsm__fatal("cannot put %zu address ranges of the program under the DSM (at most %d); "
+                   "the program needs too many libraries with data of their own", n,
+                   DSM_MAX_SEGMENTS);
+    size_t total = pages_of(spec, n) + (spare + ps - 1) / ps;
+    if (total == 0)
+        return;
+    /* One run of pages for all, so that a page number says at once
+     * whether it is a segment's (dsm__page_in_segment); the spare pages at
+     * its end are for dsm__segments_add. */
+    void *q = dsm_malloc_home(total * ps, DSM_HOME_NODE, home);
+    if (!q)
+        dsm__fatal("cannot attach %zu bytes of the program's data: the shared region "
+                   "is full; raise DSM_HEAP_SIZE", total * ps);
+    g->segs_first = dsm__page_of(q);
+    g->segs_reserved = total;
+    size_t end = place_segments(spec, n, home, g->segs_first, 1);
+    publish_segments(n, end, 1);
     dsm_barrier();
 }
 
-void dsm__segment_attach(void *addr, size_t len, int home,
-                         const struct dsm_range *copy, size_t ncopy)
+void dsm__segments_add(const struct dsm_segment_spec *spec, size_t n, int home)
 {
-    struct dsm_segment_spec spec = { addr, len, copy, ncopy };
-    dsm__segments_attach(&spec, 1, home);
+    struct dsm_global *g = &dsm__g;
+    size_t need = pages_of(spec, n), used = g->segs_npages;
+
+    if (n == 0)
+        return;
+    if (need > g->segs_reserved - used)
+        dsm__fatal("cannot share the global variables of a library loaded with dlopen: "
+                   "they need %zu bytes and %zu bytes are left of the room set aside "
+                   "for them at start-up; run with OMPSHIM_LIB_DATA=private to keep each "
+                   "library's globals per rank", need * g->page_size,
+                   (g->segs_reserved - used) * g->page_size);
+    if (n > (size_t)(DSM_MAX_SEGMENTS - g->nsegs))
+        dsm__fatal("cannot share the global variables of another library loaded with "
+                   "dlopen: the DSM already holds %d address ranges of the program (at "
+                   "most %d); run with OMPSHIM_LIB_DATA=private", g->nsegs, DSM_MAX_SEGMENTS);
+    size_t end = place_segments(spec, n, home, g->segs_first + used, 0);
+    publish_segments(n, end, 0);
+    dsm_barrier();
 }
 
 void dsm__set_migrate(const void *addr, size_t len)

@@ -8,8 +8,9 @@
  * libsigsegv and their own dependencies).  A malloc from the program's code
  * gets memory in the DSM, so that a structure a library builds for the
  * program (libjpeg's image buffers and their function pointers, say) can be
- * read by every rank.  Libraries loaded later with dlopen (MPI's transport
- * modules) are never the program's.
+ * read by every rank.  Libraries loaded later with dlopen by the runtime
+ * (MPI's transport modules) are never the program's; those the program
+ * loads join with shim_applibs_add (dlopen.c).
  *
  * Their writable data (.data and .bss after the RELRO part) is the
  * program's too: start.c brings it under the DSM with the executable's,
@@ -17,7 +18,9 @@
  * caches, say) are the same on every rank.
  *
  * Threads: shim_applibs_scan runs once, on the main thread at start-up,
- * before shim.active is set; shim_code_in_prog_lib on any thread after.
+ * before shim.active is set; shim_applibs_add on the main thread of every
+ * rank in a dlopen (an entry is written before the count that shows it);
+ * shim_code_in_prog_lib on any thread.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -42,6 +45,14 @@ struct obj {
 
 static struct obj objs[MAX_OBJS];
 static int nobjs;
+
+static int is_runtime_name(const char *base)
+{
+    for (size_t k = 0; k < sizeof runtime_names / sizeof runtime_names[0]; k++)
+        if (!strncmp(base, runtime_names[k], strlen(runtime_names[k])))
+            return 1;
+    return 0;
+}
 
 static const char *base_name(const char *path)
 {
@@ -136,10 +147,8 @@ void shim_applibs_scan(void)
         struct obj *o = &objs[nobjs++];
         o->lm = lm;
         o->base = base_name(lm->l_name);
-        o->runtime = o->program = 0;
-        for (size_t k = 0; k < sizeof runtime_names / sizeof runtime_names[0]; k++)
-            if (!strncmp(o->base, runtime_names[k], strlen(runtime_names[k])))
-                o->runtime = 1;
+        o->runtime = is_runtime_name(o->base);
+        o->program = 0;
     }
     /* What libompshim needs is the runtime's, even if the program needs it
      * too (the runtime's allocations must stay private). */
@@ -164,9 +173,40 @@ void shim_applibs_scan(void)
     }
 }
 
+int shim_applibs_add(struct dl_phdr_info *info)
+{
+    struct text_scan t;
+    int n = shim.nprog_libs;
+    if (!info->dlpi_name || !info->dlpi_name[0] || is_runtime_name(base_name(info->dlpi_name)))
+        return -1;
+    if (n == SHIM_MAX_PROG_LIBS)
+        dsm__fatal("the program loaded %s with dlopen, one library more than the %d "
+                   "whose code the OpenMP shim can tell apart (SHIM_MAX_PROG_LIBS)",
+                   info->dlpi_name, SHIM_MAX_PROG_LIBS);
+    memset(&t, 0, sizeof t);
+    shim_image_data_of(info, &t.data);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+            if (!t.lo || lo < t.lo) t.lo = lo;
+            if (hi > t.hi) t.hi = hi;
+        }
+    }
+    if (t.hi <= t.lo)
+        return -1;
+    shim.prog_lib_lo[n] = t.lo;
+    shim.prog_lib_hi[n] = t.hi;
+    shim.prog_lib_name[n] = base_name(info->dlpi_name);
+    lib_data[n] = t.data;
+    __atomic_store_n(&shim.nprog_libs, n + 1, __ATOMIC_RELEASE);
+    return n;
+}
+
 int shim_code_in_prog_lib(uintptr_t a)
 {
-    for (int i = 0; i < shim.nprog_libs; i++)
+    int n = __atomic_load_n(&shim.nprog_libs, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
         if (a >= shim.prog_lib_lo[i] && a < shim.prog_lib_hi[i])
             return 1;
     return 0;

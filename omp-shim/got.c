@@ -11,10 +11,12 @@
  * points only the executable's and the program libraries' (applibs.c)
  * relocations for those names at the shim's functions: their JUMP_SLOT and
  * GLOB_DAT entries, inside RELRO too.  MPI, libdsm and the C library keep
- * calling the C library.  A library loaded later with dlopen, and a call
- * through a pointer from dlsym, are not redirected.
+ * calling the C library.  A library the program loads later with dlopen
+ * is bound the same way when it joins the program's (dlopen.c); a call
+ * through a pointer from dlsym is not redirected.
  *
- * Threads: shim_got_bind runs once, on the main thread at start-up.
+ * Threads: shim_got_bind runs on the main thread at start-up;
+ * shim_got_bind_object on the main thread of every rank in a dlopen.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -28,7 +30,12 @@ struct bind_ctx {
     const struct shim_got_entry *want;
     size_t nwant;
     size_t bound;
+    uintptr_t only;             /* bind only the object loaded here (0: all) */
 };
+
+/* The lists given to shim_got_bind, for objects loaded later. */
+static struct { const struct shim_got_entry *want; size_t n; } lists[4];
+static int nlists;
 
 static int is_program_object(const struct dl_phdr_info *info)
 {
@@ -87,7 +94,7 @@ static int bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
     const ElfW(Dyn) *dyn = NULL;
     uintptr_t relro_lo = 0, relro_hi = 0;
     (void)size;
-    if (!is_program_object(info))
+    if ((c->only && info->dlpi_addr != c->only) || !is_program_object(info))
         return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -128,7 +135,20 @@ static int bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 size_t shim_got_bind(const struct shim_got_entry *want, size_t n)
 {
-    struct bind_ctx c = { want, n, 0 };
+    struct bind_ctx c = { want, n, 0, 0 };
+    if (nlists == (int)(sizeof lists / sizeof lists[0]))
+        dsm__fatal("internal error: too many GOT lists");
+    lists[nlists].want = want;
+    lists[nlists].n = n;
+    nlists++;
     dl_iterate_phdr(bind_cb, &c);
     return c.bound;
+}
+
+void shim_got_bind_object(uintptr_t base)
+{
+    for (int i = 0; i < nlists; i++) {
+        struct bind_ctx c = { lists[i].want, lists[i].n, 0, base };
+        dl_iterate_phdr(bind_cb, &c);
+    }
 }

@@ -18,7 +18,9 @@
 
 #define SHIM_MAX_LOCAL 64       /* OpenMP threads on one rank */
 #define SHIM_WS_SLOTS  64       /* work-share counters, reused round-robin */
-#define SHIM_MAX_PROG_LIBS 32   /* libraries whose allocations are shared */
+#define SHIM_MAX_PROG_LIBS 96   /* libraries whose allocations are shared */
+/* Room in the DSM for the globals of libraries the program loads with dlopen. */
+#define SHIM_DLOPEN_DATA_SPARE ((size_t)32 << 20)
 #define SHIM_MAX_KEYS 128       /* pthread keys made into shared variables (once_keys.c) */
 
 /* DSM lock ids the shim reserves; omp locks and named criticals get ids from
@@ -67,6 +69,10 @@ struct shim_ctl {
     int32_t bcast, bcast_root;
     void *bcast_addr;
     uint64_t bcast_len;
+    /* A library the program loaded with dlopen (dlopen.c): set with seq;
+     * its description, in rank 0's part of the heap. */
+    int32_t dlopen, pad2;
+    const void *dl_desc;
     /* pthread keys whose variable is shared (once_keys.c): the next index
      * (atomic at node 0) and each one's destructor. */
     uint64_t next_key;
@@ -210,8 +216,10 @@ static inline uintptr_t shim_dyn_ptr(uintptr_t v, uintptr_t base)
 /* ---- got.c ---- */
 struct shim_got_entry { const char *name; void *fn; };
 /* Point the program's own relocations for each name at fn; the number of
- * slots rewritten. */
+ * slots rewritten.  The list is kept, for objects the program loads later. */
 SHIM_HIDDEN size_t shim_got_bind(const struct shim_got_entry *want, size_t n);
+/* Apply every list given to shim_got_bind to the object loaded at base. */
+SHIM_HIDDEN void shim_got_bind_object(uintptr_t base);
 
 /* ---- mmap.c: the program's mmap in shared memory ---- */
 /* Redirect the program's mmap calls (got.c), unless OMPSHIM_MMAP=private. */
@@ -232,6 +240,35 @@ struct dl_phdr_info;
 SHIM_HIDDEN void shim_image_data_of(const struct dl_phdr_info *info, struct shim_image_data *d);
 /* Program library i's (0 <= i < shim.nprog_libs) writable data. */
 SHIM_HIDDEN const struct shim_image_data *shim_applibs_data(int i);
+/* Make an object the program loaded with dlopen one of the program's
+ * libraries; its index, or -1 for the C runtime's (libm, ...). */
+SHIM_HIDDEN int shim_applibs_add(struct dl_phdr_info *info);
+
+/* ---- start.c ---- */
+/* An object's writable data after its RELRO part as a DSM segment (copy has
+ * SHIM_MAX_RW entries); 0 if it has none. */
+SHIM_HIDDEN int shim_data_segment(const struct shim_image_data *d,
+                                  struct dsm_segment_spec *spec, struct dsm_range *copy);
+/* OMPSHIM_LIB_DATA: the libraries' globals are shared (the default). */
+SHIM_HIDDEN int shim_share_lib_data(void);
+
+/* ---- dlarena.c: where libraries loaded with dlopen go ---- */
+#define SHIM_MAX_EXTENTS 256
+struct shim_extents { int n; uintptr_t lo[SHIM_MAX_EXTENTS], hi[SHIM_MAX_EXTENTS]; };
+/* Collective, at start-up: reserve the arena at one address on every rank;
+ * -1 if some rank could not (dlopen is then not replayed). */
+SHIM_HIDDEN int shim_dlarena_init(void);
+SHIM_HIDDEN int shim_dlarena_ready(void);
+/* The arena's free parts here (rank 0 sends them with a load). */
+SHIM_HIDDEN void shim_dlarena_free_parts(struct shim_extents *out);
+/* Around one dlopen: make what the loader maps land in the arena.  like:
+ * rank 0's free parts, which become this rank's (NULL on rank 0). */
+SHIM_HIDDEN void shim_dlarena_begin(const struct shim_extents *like);
+SHIM_HIDDEN void shim_dlarena_end(void);
+
+/* ---- dlopen.c: a library the program loads, on every rank ---- */
+SHIM_HIDDEN void shim_dlopen_init(void);
+SHIM_HIDDEN void shim_dlopen_worker(const struct shim_ctl *c);
 
 /* ---- heap.c ---- */
 SHIM_HIDDEN void shim_heap_init(void);

@@ -157,8 +157,8 @@ static void check_same(const char *what, uintptr_t v)
 /* Step 3: the writable data of an object (the executable, or a library it
  * needs), after its RELRO part, page by page, as one segment; only the
  * pages not all zero need copying into the region.  0 if it has none. */
-static int data_segment(const struct shim_image_data *d, struct dsm_segment_spec *spec,
-                        struct dsm_range *copy)
+int shim_data_segment(const struct shim_image_data *d, struct dsm_segment_spec *spec,
+                      struct dsm_range *copy)
 {
     size_t os = dsm__g.os_page;
     uintptr_t lo = d->data_lo > d->relro_hi ? d->data_lo : d->relro_hi;
@@ -190,27 +190,33 @@ static int data_segment(const struct shim_image_data *d, struct dsm_segment_spec
 /* The executable's globals and those of the libraries it needs, homed at
  * rank 0 and migrating to the first node that alone writes a page.  Set
  * OMPSHIM_LIB_DATA=private to keep the libraries' own. */
-static void attach_globals(const struct exe_info *e)
+int shim_share_lib_data(void)
 {
-    struct dsm_segment_spec spec[1 + SHIM_MAX_PROG_LIBS];
-    struct dsm_range copy[1 + SHIM_MAX_PROG_LIBS][SHIM_MAX_RW];
-    size_t n = 0;
     const char *libs = getenv("OMPSHIM_LIB_DATA");
-    int share_libs = !libs || strcmp(libs, "private") != 0;
-
     if (libs && strcmp(libs, "private") && strcmp(libs, "shared"))
         dsm__fatal("OMPSHIM_LIB_DATA=%s: give shared (the default: the global variables of "
                    "the libraries the program needs are shared like its own) or private",
                    libs);
-    n += data_segment(&e->data, &spec[n], copy[n]);
+    return !libs || strcmp(libs, "private") != 0;
+}
+
+static void attach_globals(const struct exe_info *e)
+{
+    static struct dsm_segment_spec spec[1 + SHIM_MAX_PROG_LIBS];
+    static struct dsm_range copy[1 + SHIM_MAX_PROG_LIBS][SHIM_MAX_RW];
+    size_t n = 0;
+    int share_libs = shim_share_lib_data();
+
+    n += shim_data_segment(&e->data, &spec[n], copy[n]);
     for (int i = 0; share_libs && i < shim.nprog_libs; i++) {
         const struct shim_image_data *d = shim_applibs_data(i);
-        if (data_segment(d, &spec[n], copy[n])) {
+        if (shim_data_segment(d, &spec[n], copy[n])) {
             check_same(shim.prog_lib_name[i], (uintptr_t)spec[n].addr);
             n++;
         }
     }
-    dsm__segments_attach(spec, n, 0);
+    /* Spare pages for the libraries the program loads later (dlopen.c). */
+    dsm__segments_attach(spec, n, 0, share_libs ? SHIM_DLOPEN_DATA_SPARE : 0);
     for (size_t i = 0; i < n; i++)
         dsm__set_migrate(spec[i].addr, spec[i].len);
 }
@@ -357,6 +363,7 @@ static void setup(char **argv)
     shim_heap_init();
     shim_signals_init();
     shim_mmap_init();
+    shim_dlopen_init();
     shim_bcast_init();
     dsm__unshared_hint =
         " (not shared memory: memory only this rank has, such as the global "

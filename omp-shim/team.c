@@ -374,6 +374,10 @@ void shim_worker_loop(void)
             shim_bcast_worker(c);
             continue;
         }
+        if (c->dlopen) {
+            shim_dlopen_worker(c);
+            continue;
+        }
         DSM_TRACE(DSM_TR_FORK, 0, -1, last, c->nthreads);
         void (*fn)(void *) = c->fn;
         void *data = c->data;

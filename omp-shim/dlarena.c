@@ -1,0 +1,202 @@
+/*
+ * dlarena.c - where the libraries the program loads with dlopen go: an
+ * address range reserved on every rank, so that a library can have the
+ * same address everywhere (dlopen.c).
+ *
+ * The loader lets the kernel choose where an object goes, and the kernel
+ * takes the top of the highest free gap that is large enough (the
+ * top-down layout), so the ranks' own mappings (MPI's, which differ from
+ * rank to rank) decide.  Instead, at start-up every rank reserves the same
+ * range (PROT_NONE placeholders, no memory behind them).  For a dlopen,
+ * shim_dlarena_begin fills every free gap above the arena with temporary
+ * placeholders and releases the arena's free parts, so that whatever the
+ * loader maps lands at the top of the arena; shim_dlarena_end puts the
+ * placeholders back over what is still free.  When the arena's free parts
+ * are the same on two ranks, the same dlopen maps the same objects at the
+ * same addresses on both: rank 0 sends its free parts with the load, and
+ * another rank first takes up what rank 0 has used and it has not.
+ *
+ * Threads: the main thread of every rank (rank 0: the thread that calls
+ * dlopen, under dlopen.c's mutex).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define ARENA_SIZE ((uintptr_t)4 << 30)
+#define ARENA_AT   ((uintptr_t)0x100000000000)     /* 16 TiB, below the region */
+#define PLACE_FLAGS (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE)
+
+static uintptr_t arena_lo, arena_hi;    /* 0: no arena (dlopen is not replayed) */
+static struct shim_extents held;        /* the arena's placeholders: its free parts */
+static struct shim_extents above;       /* temporary placeholders above it */
+
+static void add(struct shim_extents *e, uintptr_t lo, uintptr_t hi)
+{
+    if (e->n == SHIM_MAX_EXTENTS)
+        dsm__fatal("the address space around the libraries loaded with dlopen is cut "
+                   "into more than %d pieces; load fewer libraries", SHIM_MAX_EXTENTS);
+    e->lo[e->n] = lo;
+    e->hi[e->n] = hi;
+    e->n++;
+}
+
+static int place(uintptr_t lo, uintptr_t hi)
+{
+    void *p = mmap((void *)lo, hi - lo, PROT_NONE, PLACE_FLAGS, -1, 0);
+    if (p == (void *)lo)
+        return 0;
+    if (p != MAP_FAILED)
+        munmap(p, hi - lo);
+    return -1;
+}
+
+/* Call fn(lo, hi) for each gap between this process's mappings in
+ * [from, to), in address order. */
+static void each_gap(uintptr_t from, uintptr_t to, void (*fn)(uintptr_t, uintptr_t))
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    char buf[4096], line[512];
+    size_t ll = 0;
+    ssize_t k;
+    uintptr_t prev = from;
+    if (fd < 0)
+        dsm__fatal("cannot read /proc/self/maps to load a library on every rank: %s",
+                   strerror(errno));
+    /* Collect first: the callbacks map memory, which changes the file. */
+    static uintptr_t glo[4096], ghi[4096];
+    size_t ng = 0;
+    while ((k = read(fd, buf, sizeof buf)) > 0)
+        for (ssize_t i = 0; i < k; i++) {
+            if (buf[i] != '\n') {
+                if (ll < sizeof line - 1)
+                    line[ll++] = buf[i];
+                continue;
+            }
+            line[ll] = 0;
+            ll = 0;
+            unsigned long a, b;
+            if (sscanf(line, "%lx-%lx", &a, &b) != 2 || b <= from || a >= to)
+                continue;
+            if (a > prev && ng < sizeof glo / sizeof glo[0]) {
+                glo[ng] = prev;
+                ghi[ng] = a < to ? a : to;
+                ng++;
+            }
+            if (b > prev)
+                prev = b;
+        }
+    close(fd);
+    if (prev < to && ng < sizeof glo / sizeof glo[0]) {
+        glo[ng] = prev;
+        ghi[ng] = to;
+        ng++;
+    }
+    for (size_t i = 0; i < ng; i++)
+        fn(glo[i], ghi[i]);
+}
+
+static void hold_gap(uintptr_t lo, uintptr_t hi)
+{
+    if (place(lo, hi) == 0)
+        add(&held, lo, hi);
+}
+
+static void fill_gap(uintptr_t lo, uintptr_t hi)
+{
+    if (place(lo, hi) == 0)
+        add(&above, lo, hi);
+}
+
+/* The top of what the kernel's top-down search may use: below the main
+ * stack's room to grow. */
+static uintptr_t top_of_mmap_area(void)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    char line[512];
+    uintptr_t stack = 0;
+    struct rlimit rl;
+    uintptr_t room = (uintptr_t)8 << 20;
+    if (f) {
+        while (fgets(line, sizeof line, f)) {
+            unsigned long a, b;
+            if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &a, &b) == 2)
+                stack = a;
+        }
+        fclose(f);
+    }
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur > room)
+        room = rl.rlim_cur;
+    return stack ? stack - room - ((uintptr_t)2 << 20) : (uintptr_t)0x7ff000000000;
+}
+
+int shim_dlarena_init(void)
+{
+    uintptr_t at = ARENA_AT, base = dsm__g.cfg.base;
+    uintptr_t end = base + (dsm__g.npages << dsm__g.page_shift);
+    if (at < end && at + ARENA_SIZE > base)
+        at = (end + ((uintptr_t)1 << 40)) & ~(((uintptr_t)1 << 30) - 1);
+    int ok = place(at, at + ARENA_SIZE) == 0, all = ok;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, dsm__g.comm);
+    if (!all) {
+        if (ok)
+            munmap((void *)at, ARENA_SIZE);
+        return -1;
+    }
+    arena_lo = at;
+    arena_hi = at + ARENA_SIZE;
+    held.n = 0;
+    add(&held, arena_lo, arena_hi);
+    return 0;
+}
+
+int shim_dlarena_ready(void)
+{
+    return arena_hi != 0;
+}
+
+void shim_dlarena_free_parts(struct shim_extents *out)
+{
+    *out = held;
+}
+
+void shim_dlarena_begin(const struct shim_extents *like)
+{
+    for (int i = 0; i < held.n; i++)
+        munmap((void *)held.lo[i], held.hi[i] - held.lo[i]);
+    held.n = 0;
+    if (like) {
+        /* Free here: at least rank 0's free parts.  Take up the rest. */
+        for (int i = 0; i < like->n; i++)
+            if (place(like->lo[i], like->hi[i]) != 0)
+                dsm__fatal("rank 0 loads a library with dlopen into %#lx-%#lx, where "
+                           "this rank has other memory: this rank's libraries have "
+                           "diverged from rank 0's", (unsigned long)like->lo[i],
+                           (unsigned long)like->hi[i]);
+        each_gap(arena_lo, arena_hi, hold_gap);
+        for (int i = 0; i < like->n; i++)
+            munmap((void *)like->lo[i], like->hi[i] - like->lo[i]);
+        /* The taken-up parts stay used, as they are on rank 0. */
+        held.n = 0;
+    }
+    above.n = 0;
+    each_gap(arena_hi, top_of_mmap_area(), fill_gap);
+}
+
+void shim_dlarena_end(void)
+{
+    for (int i = 0; i < above.n; i++)
+        munmap((void *)above.lo[i], above.hi[i] - above.lo[i]);
+    above.n = 0;
+    held.n = 0;
+    each_gap(arena_lo, arena_hi, hold_gap);
+}
