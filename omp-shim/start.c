@@ -349,7 +349,16 @@ static void setup(char **argv)
             dsm__fatal("the shared region is too small for %zu stacks of %zu bytes per "
                        "rank; lower DSM_STACK_SIZE or raise DSM_HEAP_SIZE",
                        shim.stack_slots, shim.stack_size);
-        dsm__set_notrap(shim.stacks[r], shim.stack_slots * shim.stack_size);
+        /* Each stack but its lowest page, which stays unmapped until a
+         * thread really goes that deep: a boundary between two stacks in
+         * the kernel's map of this process.  Without it main's stack and
+         * the next one are one mapping, and a program that takes the top
+         * of its stack from the mapping that holds __libc_stack_end (R
+         * does) measures its depth from the wrong end. */
+        size_t low = shim.stack_size > dsm__g.page_size ? dsm__g.page_size : 0;
+        for (size_t k = 0; k < shim.stack_slots; k++)
+            dsm__set_notrap(shim.stacks[r] + k * shim.stack_size + low,
+                            shim.stack_size - low);
     }
     if (e.tls_size && e.tls_data) {
         check_same("the main thread's threadprivate variables", (uintptr_t)e.tls_data);
