@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,10 @@
 #include "shim.h"
 
 #define ARENA_SIZE ((uintptr_t)4 << 30)
-#define ARENA_AT   ((uintptr_t)0x100000000000)     /* 16 TiB, below the region */
+/* 96 TiB: above the brk heap (which must keep room to grow while the
+ * arena is open: malloc falls back to mmap when it cannot, and that
+ * mapping would land in the arena) and far below the top-down area. */
+#define ARENA_AT   ((uintptr_t)0x600000000000)
 #define PLACE_FLAGS (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE)
 
 static uintptr_t arena_lo, arena_hi;    /* 0: no arena (dlopen is not replayed) */
@@ -104,6 +108,26 @@ static void each_gap(uintptr_t from, uintptr_t to, void (*fn)(uintptr_t, uintptr
         fn(glo[i], ghi[i]);
 }
 
+/* What this process has mapped in [lo, hi): the first line of
+ * /proc/self/maps that overlaps it, for a message. */
+static void mapped_in(uintptr_t lo, uintptr_t hi, char *out, size_t size)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    char line[512];
+    snprintf(out, size, "(unknown)");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long a, b;
+        if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a < hi && b > lo) {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(out, size, "%s", line);
+            break;
+        }
+    }
+    fclose(f);
+}
+
 static void hold_gap(uintptr_t lo, uintptr_t hi)
 {
     if (place(lo, hi) == 0)
@@ -145,6 +169,8 @@ int shim_dlarena_init(void)
     uintptr_t end = base + (dsm__g.npages << dsm__g.page_shift);
     if (at < end && at + ARENA_SIZE > base)
         at = (end + ((uintptr_t)1 << 40)) & ~(((uintptr_t)1 << 30) - 1);
+    if (at + ARENA_SIZE > top_of_mmap_area())
+        return -1;
     int ok = place(at, at + ARENA_SIZE) == 0, all = ok;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, dsm__g.comm);
     if (!all) {
@@ -171,17 +197,25 @@ void shim_dlarena_free_parts(struct shim_extents *out)
 
 void shim_dlarena_begin(const struct shim_extents *like)
 {
+    /* This rank's own allocations (MPI's, the shim's) must not land in the
+     * arena meanwhile, where rank 0's did not: up to 32 MiB they come
+     * from the brk heap, not from mmap. */
+    if (like)
+        mallopt(M_MMAP_THRESHOLD, 32 << 20);
     for (int i = 0; i < held.n; i++)
         munmap((void *)held.lo[i], held.hi[i] - held.lo[i]);
     held.n = 0;
     if (like) {
         /* Free here: at least rank 0's free parts.  Take up the rest. */
         for (int i = 0; i < like->n; i++)
-            if (place(like->lo[i], like->hi[i]) != 0)
+            if (place(like->lo[i], like->hi[i]) != 0) {
+                char what[512];
+                mapped_in(like->lo[i], like->hi[i], what, sizeof what);
                 dsm__fatal("rank 0 loads a library with dlopen into %#lx-%#lx, where "
-                           "this rank has other memory: this rank's libraries have "
-                           "diverged from rank 0's", (unsigned long)like->lo[i],
-                           (unsigned long)like->hi[i]);
+                           "this rank has other memory (%s): the libraries loaded here "
+                           "have diverged from rank 0's", (unsigned long)like->lo[i],
+                           (unsigned long)like->hi[i], what);
+            }
         each_gap(arena_lo, arena_hi, hold_gap);
         for (int i = 0; i < like->n; i++)
             munmap((void *)like->lo[i], like->hi[i] - like->lo[i]);
@@ -194,6 +228,8 @@ void shim_dlarena_begin(const struct shim_extents *like)
 
 void shim_dlarena_end(void)
 {
+    if (shim.rank != 0)
+        mallopt(M_MMAP_THRESHOLD, 128 << 10);     /* the C library's default */
     for (int i = 0; i < above.n; i++)
         munmap((void *)above.lo[i], above.hi[i] - above.lo[i]);
     above.n = 0;
