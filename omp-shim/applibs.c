@@ -173,11 +173,16 @@ void shim_applibs_scan(void)
     }
 }
 
+int shim_applibs_is_program_name(const char *path)
+{
+    return path && path[0] && !is_runtime_name(base_name(path));
+}
+
 int shim_applibs_add(struct dl_phdr_info *info)
 {
     struct text_scan t;
     int n = shim.nprog_libs;
-    if (!info->dlpi_name || !info->dlpi_name[0] || is_runtime_name(base_name(info->dlpi_name)))
+    if (!shim_applibs_is_program_name(info->dlpi_name))
         return -1;
     if (n == SHIM_MAX_PROG_LIBS)
         dsm__fatal("the program loaded %s with dlopen, one library more than the %d "

@@ -8,7 +8,8 @@
  * got.c) comes here instead.  Rank 0 loads the library, then forks the
  * load like a region (as bcast.c does for dsm_bcast): every other rank
  * loads the same files at the same addresses, each object's code joins the
- * program's (applibs.c: its malloc calls get shared memory), its mmap and
+ * program's (applibs.c: its malloc calls get shared memory, and so do
+ * those of its constructors while dlopen runs, shim_dlopen_owns), its mmap and
  * dlopen calls are redirected like the executable's, and its writable data
  * is put under the DSM with rank 0's contents (dsm__segments_add).
  *
@@ -61,6 +62,10 @@ struct dl_desc {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Set on the thread that runs a program's dlopen, while it runs: the new
+ * objects' constructors allocate for the program (shim_dlopen_owns). */
+__thread int shim_dl_loading;
+
 /* ---- the objects the loader has ---- */
 
 struct seen { uintptr_t addr[MAX_SEEN]; int n; };
@@ -80,6 +85,19 @@ static int was_seen(const struct seen *s, uintptr_t a)
         if (s->addr[i] == a)
             return 1;
     return 0;
+}
+
+/* The objects loaded before the dlopen under way (under mu). */
+static struct seen before;
+
+int shim_dlopen_owns(uintptr_t a)
+{
+    Dl_info info;
+    struct link_map *lm = NULL;
+    if (!dladdr1((void *)a, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
+        was_seen(&before, lm->l_addr))
+        return 0;
+    return shim_applibs_is_program_name(lm->l_name);
 }
 
 struct collect { const struct seen *before; struct dl_obj obj[MAX_NEW]; const char *path[MAX_NEW]; int n, overflow; };
@@ -180,8 +198,13 @@ static void join(const struct dl_desc *d)
         if (share && shim_data_segment(shim_applibs_data(k), &spec[n], copy[n]))
             n++;
     }
-    /* Collective: every rank found the same objects at the same addresses. */
-    dsm__segments_add(spec, n, 0);
+    /* Collective: every rank found the same objects at the same addresses.
+     * Its barrier (or this one, with no globals to share) is also where
+     * rank 0 learns that nobody reads the description any more. */
+    if (n)
+        dsm__segments_add(spec, n, 0);
+    else
+        dsm_barrier();
     for (size_t i = 0; i < n; i++)
         dsm__set_migrate(spec[i].addr, spec[i].len);
 }
@@ -199,8 +222,12 @@ static int loaded_at(const char *path, uintptr_t addr)
 static void replay(const struct dl_desc *d)
 {
     const char *path = d->names + d->obj[0].path;
+    before.n = 0;
+    dl_iterate_phdr(seen_cb, &before);
     shim_dlarena_begin(&d->free_parts);
+    shim_dl_loading = 1;
     void *h = dlopen(path, d->mode);
+    shim_dl_loading = 0;
     shim_dlarena_end();
     if (!h)
         dsm__fatal("rank 0 loaded %s with dlopen, and loading it here failed: %s",
@@ -307,7 +334,6 @@ static void *shim_dlopen(const char *file, int mode)
     char path[PATH_MAX];
     if (file)
         file = resolve(file, __builtin_return_address(0), path, sizeof path);
-    static struct seen before;
     static struct collect c;
     static struct shim_extents free_parts;
     static int warned;
@@ -334,7 +360,9 @@ static void *shim_dlopen(const char *file, int mode)
     dl_iterate_phdr(seen_cb, &before);
     shim_dlarena_free_parts(&free_parts);
     shim_dlarena_begin(NULL);
+    shim_dl_loading = 1;
     void *h = dlopen(file, mode);
+    shim_dl_loading = 0;
     shim_dlarena_end();
     if (!h) {
         pthread_mutex_unlock(&mu);

@@ -127,6 +127,10 @@ extern struct shim_global shim SHIM_HIDDEN;
  * library's it needs (applibs.c; never the C runtime's, MPI's or the
  * shim's).  Inline for malloc's sake: most calls come from the executable. */
 SHIM_HIDDEN int shim_code_in_prog_lib(uintptr_t a);
+/* dlopen.c: on the thread running the program's dlopen, while it runs
+ * (the new objects' constructors), and whether a is in such an object. */
+extern __thread int shim_dl_loading SHIM_HIDDEN;
+SHIM_HIDDEN int shim_dlopen_owns(uintptr_t a);
 static inline int shim_code_is_program(const void *ret)
 {
     uintptr_t a = (uintptr_t)ret;
@@ -134,7 +138,9 @@ static inline int shim_code_is_program(const void *ret)
         return 0;
     if (a >= shim.text_lo && a < shim.text_hi)
         return 1;
-    return shim.nprog_libs && shim_code_in_prog_lib(a);
+    if (shim.nprog_libs && shim_code_in_prog_lib(a))
+        return 1;
+    return shim_dl_loading && shim_dlopen_owns(a);
 }
 /* Run fn(arg) on the stack whose top is top (stack.c). */
 SHIM_HIDDEN void shim_call_on_stack(void (*fn)(void *), void *arg, void *top);
@@ -240,6 +246,9 @@ struct dl_phdr_info;
 SHIM_HIDDEN void shim_image_data_of(const struct dl_phdr_info *info, struct shim_image_data *d);
 /* Program library i's (0 <= i < shim.nprog_libs) writable data. */
 SHIM_HIDDEN const struct shim_image_data *shim_applibs_data(int i);
+/* Whether an object of that file name may be the program's (not the C
+ * runtime's: libc, libm, the loader, ...). */
+SHIM_HIDDEN int shim_applibs_is_program_name(const char *path);
 /* Make an object the program loaded with dlopen one of the program's
  * libraries; its index, or -1 for the C runtime's (libm, ...). */
 SHIM_HIDDEN int shim_applibs_add(struct dl_phdr_info *info);

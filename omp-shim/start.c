@@ -376,8 +376,8 @@ static void setup(char **argv)
     shim_bcast_init();
     dsm__unshared_hint =
         " (not shared memory: memory only this rank has, such as the global "
-        "variables of the C runtime or MPI, or memory that one of them (or a library's "
-        "constructor run by dlopen) allocated for itself, which the OpenMP shim does not share "
+        "variables of the C runtime or MPI, or memory that one of them allocated for "
+        "itself, which the OpenMP shim does not share "
         "(ompshim(7), SHARED MEMORY); or a bug in the program)";
     if (dsm__g.cfg.check_races)
         shim_symbols_init();

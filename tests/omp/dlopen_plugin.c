@@ -13,6 +13,7 @@ long dldep_offset(void);
 void dldep_set_offset(long v);
 
 static long table[TABLE];
+static long *ctor_block;        /* allocated by the constructor */
 static long calls;
 static long *block;
 static long block_n;
@@ -21,6 +22,10 @@ __attribute__((constructor)) static void plugin_init(void)
 {
     for (int i = 0; i < TABLE; i++)
         table[i] = (long)i * 3 + 1;
+    ctor_block = malloc(TABLE * sizeof *ctor_block);
+    if (ctor_block)
+        for (int i = 0; i < TABLE; i++)
+            ctor_block[i] = (long)i * 5 + 2;
 }
 
 /* Sequential: change the plugin's globals and its dependency's. */
@@ -35,7 +40,7 @@ void plugin_fill(long *out, long n)
 {
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++)
-        out[i] = table[i % TABLE] * calls + dldep_offset();
+        out[i] = table[i % TABLE] * calls + dldep_offset() + ctor_block[i % TABLE];
 }
 
 /* Memory the plugin allocates and fills in sequential code. */
