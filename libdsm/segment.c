@@ -4,8 +4,8 @@
  * share a program's globals (.data/.bss) and to run stacks in the region.
  *
  * Threads: dsm__segments_attach, dsm__segments_add and dsm__set_migrate are
- * collective, called by the main thread of every node; dsm__altstack_setup by each thread that
- * may fault on a stack inside the region.
+ * collective, called by the main thread of every node; dsm__altstack_setup
+ * by each thread that may fault on a stack inside the region.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -41,7 +41,11 @@
 
 static uintptr_t arena_lo, arena_hi;    /* 0: no arena (dlopen is not replayed) */
 static struct shim_extents held;        /* the arena's placeholders: its free parts */
-static struct shim_extents above;       /* temporary placeholders above it */
+/* Temporary placeholders above it: one per gap between the mappings of
+ * the top-down area, which has more of them than the arena. */
+#define MAX_ABOVE 4096
+static uintptr_t above_lo[MAX_ABOVE], above_hi[MAX_ABOVE];
+static int nabove;
 
 static void add(struct shim_extents *e, uintptr_t lo, uintptr_t hi)
 {
@@ -76,7 +80,7 @@ static void each_gap(uintptr_t from, uintptr_t to, void (*fn)(uintptr_t, uintptr
         dsm__fatal("cannot read /proc/self/maps to load a library on every rank: %s",
                    strerror(errno));
     /* Collect first: the callbacks map memory, which changes the file. */
-    static uintptr_t glo[4096], ghi[4096];
+    static uintptr_t glo[MAX_ABOVE + 1], ghi[MAX_ABOVE + 1];
     size_t ng = 0;
     while ((k = read(fd, buf, sizeof buf)) > 0)
         for (ssize_t i = 0; i < k; i++) {
@@ -90,7 +94,11 @@ static void each_gap(uintptr_t from, uintptr_t to, void (*fn)(uintptr_t, uintptr
             unsigned long a, b;
             if (sscanf(line, "%lx-%lx", &a, &b) != 2 || b <= from || a >= to)
                 continue;
-            if (a > prev && ng < sizeof glo / sizeof glo[0]) {
+            if (a > prev) {
+                if (ng == MAX_ABOVE)
+                    dsm__fatal("more than %d gaps between this rank's mappings: the OpenMP "
+                               "shim cannot steer a library loaded with dlopen into its "
+                               "arena", MAX_ABOVE);
                 glo[ng] = prev;
                 ghi[ng] = a < to ? a : to;
                 ng++;
@@ -99,7 +107,7 @@ static void each_gap(uintptr_t from, uintptr_t to, void (*fn)(uintptr_t, uintptr
                 prev = b;
         }
     close(fd);
-    if (prev < to && ng < sizeof glo / sizeof glo[0]) {
+    if (prev < to) {
         glo[ng] = prev;
         ghi[ng] = to;
         ng++;
@@ -136,8 +144,14 @@ static void hold_gap(uintptr_t lo, uintptr_t hi)
 
 static void fill_gap(uintptr_t lo, uintptr_t hi)
 {
-    if (place(lo, hi) == 0)
-        add(&above, lo, hi);
+    if (nabove == MAX_ABOVE)
+        dsm__fatal("more than %d gaps between this rank's mappings: the OpenMP shim "
+                   "cannot steer a library loaded with dlopen into its arena", MAX_ABOVE);
+    if (place(lo, hi) == 0) {
+        above_lo[nabove] = lo;
+        above_hi[nabove] = hi;
+        nabove++;
+    }
 }
 
 /* The top of what the kernel's top-down search may use: below the main
@@ -222,7 +236,7 @@ void shim_dlarena_begin(const struct shim_extents *like)
         /* The taken-up parts stay used, as they are on rank 0. */
         held.n = 0;
     }
-    above.n = 0;
+    nabove = 0;
     each_gap(arena_hi, top_of_mmap_area(), fill_gap);
 }
 
@@ -230,9 +244,9 @@ void shim_dlarena_end(void)
 {
     if (shim.rank != 0)
         mallopt(M_MMAP_THRESHOLD, 128 << 10);     /* the C library's default */
-    for (int i = 0; i < above.n; i++)
-        munmap((void *)above.lo[i], above.hi[i] - above.lo[i]);
-    above.n = 0;
+    for (int i = 0; i < nabove; i++)
+        munmap((void *)above_lo[i], above_hi[i] - above_lo[i]);
+    nabove = 0;
     held.n = 0;
     each_gap(arena_lo, arena_hi, hold_gap);
 }

@@ -5,6 +5,7 @@
  * constructor and by calls from sequential code) and memory it allocated
  * with malloc, and it calls into a library it needs (libdldep.so).
  */
+#include <omp.h>
 #include <stdlib.h>
 
 #define TABLE 1000
@@ -56,12 +57,22 @@ long *plugin_make(long n)
     return block;
 }
 
-/* A reduction over that memory, in the plugin's own region. */
+/* A sum over that memory in the plugin's own region: per-thread partial
+ * sums, added up in sequential code.  (Not reduction(+:s): built with
+ * plain gcc -fopenmp, as R packages are, that combines with an inline
+ * lock instruction, which no runtime sees and which loses additions
+ * across ranks: ompshim(7), ATOMICS.) */
 long plugin_block_sum(void)
 {
-    long s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(dynamic, 64)
+    int nt = omp_get_max_threads();
+    long *part = calloc((size_t)nt, sizeof *part), s = 0;
+    if (!part)
+        return -1;
+#pragma omp parallel for schedule(dynamic, 64)
     for (long i = 0; i < block_n; i++)
-        s += block[i] + table[i % TABLE];
+        part[omp_get_thread_num()] += block[i] + table[i % TABLE];
+    for (int t = 0; t < nt; t++)
+        s += part[t];
+    free(part);
     return s;
 }
