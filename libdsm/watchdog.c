@@ -423,10 +423,13 @@ static int pid_gone(int32_t pid)
     dsm__sb_str(&sb, "/stat");
     memcpy(path, sb.b, sb.n);
     path[sb.n] = '\0';
-    if ((fd = open(path, O_RDONLY)) < 0)
+    /* System calls, not the C library's names: a program may define its
+     * own open (ntcard does), and this runs on the communication thread,
+     * which must never run the program's code. */
+    if ((fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC)) < 0)
         return 0;
-    n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    n = (ssize_t)syscall(SYS_read, fd, buf, sizeof buf - 1);
+    syscall(SYS_close, fd);
     if (n <= 0)
         return 0;
     buf[n] = '\0';

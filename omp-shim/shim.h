@@ -219,6 +219,13 @@ static inline uintptr_t shim_dyn_ptr(uintptr_t v, uintptr_t base)
     return v < base ? v + base : v;
 }
 
+/* ---- fds.c: descriptors the program opened on rank 0 ---- */
+/* Collective, at start-up: the table in shared memory, the GOT entries. */
+SHIM_HIDDEN void shim_fds_init(void);
+/* Fatal if fd is one the program opened on rank 0 and is not the same file
+ * here (the program's call named call, on a rank other than 0). */
+SHIM_HIDDEN void shim_fd_check(int fd, const char *call);
+
 /* ---- got.c ---- */
 struct shim_got_entry { const char *name; void *fn; };
 /* Point the program's own relocations for each name at fn; the number of

@@ -372,6 +372,7 @@ static void setup(char **argv)
     shim_heap_init();
     shim_signals_init();
     shim_mmap_init();
+    shim_fds_init();
     shim_dlopen_init();
     shim_bcast_init();
     dsm__unshared_hint =

@@ -15,7 +15,9 @@
  * convert` on 2 ranks failed with "writing to file ... [Bad address]"): the
  * stream gets a buffer of the C library's instead, of the same size and
  * mode.  Other system calls that write into shared memory (stat into a
- * global struct, say) are not covered; see ompshim(7).
+ * global struct, say) are not covered; see ompshim(7).  On a rank other
+ * than 0, the program's read and write on a descriptor that only rank 0
+ * has stop the job (fds.c).
  *
  * Threads: any.
  */
@@ -46,9 +48,18 @@ void shim_io_prepare(const void *buf, size_t len, int incoming)
     }
 }
 
+/* The program's call on a rank other than 0: is fd one that only rank 0
+ * has (fds.c)? */
+#define CHECK_FD(fd, call) \
+    do { \
+        if (shim.rank != 0 && shim_code_is_program(__builtin_return_address(0))) \
+            shim_fd_check(fd, call); \
+    } while (0)
+
 SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     SHIM_REAL(read);
+    CHECK_FD(fd, "read");
     shim_io_prepare(buf, n, 1);
     return real_read(fd, buf, n);
 }
@@ -56,6 +67,7 @@ SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     SHIM_REAL(pread);
+    CHECK_FD(fd, "pread");
     shim_io_prepare(buf, n, 1);
     return real_pread(fd, buf, n, off);
 }
@@ -63,6 +75,7 @@ SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     SHIM_REAL(write);
+    CHECK_FD(fd, "write");
     shim_io_prepare(buf, n, 0);
     return real_write(fd, buf, n);
 }
@@ -70,6 +83,7 @@ SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     SHIM_REAL(pwrite);
+    CHECK_FD(fd, "pwrite");
     shim_io_prepare(buf, n, 0);
     return real_pwrite(fd, buf, n, off);
 }
@@ -77,6 +91,7 @@ SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     SHIM_REAL(readv);
+    CHECK_FD(fd, "readv");
     for (int i = 0; i < cnt; i++)
         shim_io_prepare(iov[i].iov_base, iov[i].iov_len, 1);
     return real_readv(fd, iov, cnt);
@@ -85,6 +100,7 @@ SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     SHIM_REAL(writev);
+    CHECK_FD(fd, "writev");
     for (int i = 0; i < cnt; i++)
         shim_io_prepare(iov[i].iov_base, iov[i].iov_len, 0);
     return real_writev(fd, iov, cnt);
