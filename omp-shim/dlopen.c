@@ -65,6 +65,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 /* Set on the thread that runs a program's dlopen, while it runs: the new
  * objects' constructors allocate for the program (shim_dlopen_owns). */
 __thread int shim_dl_loading;
+int shim_dl_busy;
 
 /* ---- the objects the loader has ---- */
 
@@ -225,9 +226,9 @@ static void replay(const struct dl_desc *d)
     before.n = 0;
     dl_iterate_phdr(seen_cb, &before);
     shim_dlarena_begin(&d->free_parts);
-    shim_dl_loading = 1;
+    shim_dl_busy = shim_dl_loading = 1;
     void *h = dlopen(path, d->mode);
-    shim_dl_loading = 0;
+    shim_dl_busy = shim_dl_loading = 0;
     shim_dlarena_end();
     if (!h)
         dsm__fatal("rank 0 loaded %s with dlopen, and loading it here failed: %s",
@@ -360,9 +361,9 @@ static void *shim_dlopen(const char *file, int mode)
     dl_iterate_phdr(seen_cb, &before);
     shim_dlarena_free_parts(&free_parts);
     shim_dlarena_begin(NULL);
-    shim_dl_loading = 1;
+    shim_dl_busy = shim_dl_loading = 1;
     void *h = dlopen(file, mode);
-    shim_dl_loading = 0;
+    shim_dl_busy = shim_dl_loading = 0;
     shim_dlarena_end();
     if (!h) {
         pthread_mutex_unlock(&mu);

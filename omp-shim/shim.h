@@ -127,8 +127,11 @@ extern struct shim_global shim SHIM_HIDDEN;
  * library's it needs (applibs.c; never the C runtime's, MPI's or the
  * shim's).  Inline for malloc's sake: most calls come from the executable. */
 SHIM_HIDDEN int shim_code_in_prog_lib(uintptr_t a);
-/* dlopen.c: on the thread running the program's dlopen, while it runs
- * (the new objects' constructors), and whether a is in such an object. */
+/* dlopen.c: while a program's dlopen runs (the new objects' constructors):
+ * shim_dl_busy in the process, shim_dl_loading on its thread; and whether
+ * a is in such an object.  The plain global is read first: cheaper than
+ * a thread-local variable of a shared library. */
+extern int shim_dl_busy SHIM_HIDDEN;
 extern __thread int shim_dl_loading SHIM_HIDDEN;
 SHIM_HIDDEN int shim_dlopen_owns(uintptr_t a);
 static inline int shim_code_is_program(const void *ret)
@@ -140,7 +143,7 @@ static inline int shim_code_is_program(const void *ret)
         return 1;
     if (shim.nprog_libs && shim_code_in_prog_lib(a))
         return 1;
-    return shim_dl_loading && shim_dlopen_owns(a);
+    return shim_dl_busy && shim_dl_loading && shim_dlopen_owns(a);
 }
 /* Run fn(arg) on the stack whose top is top (stack.c). */
 SHIM_HIDDEN void shim_call_on_stack(void (*fn)(void *), void *arg, void *top);
