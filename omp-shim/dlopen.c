@@ -30,14 +30,12 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -48,7 +46,6 @@
 /* The description rank 0 writes into shared memory for the others. */
 struct dl_obj {
     uint64_t addr;              /* load address (dlpi_addr) */
-    uint64_t lo, hi;            /* the range its segments take, page-aligned */
     uint32_t path;              /* offset of its file name in names[] */
     uint32_t pad;
 };
@@ -101,12 +98,16 @@ int shim_dlopen_owns(uintptr_t a)
     return shim_applibs_is_program_name(lm->l_name);
 }
 
-struct collect { const struct seen *before; struct dl_obj obj[MAX_NEW]; const char *path[MAX_NEW]; int n, overflow; };
+struct collect {
+    const struct seen *before;
+    struct dl_obj obj[MAX_NEW];
+    const char *path[MAX_NEW];
+    int n, overflow;
+};
 
 static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     struct collect *c = arg;
-    uintptr_t os = dsm__g.os_page;
     (void)size;
     if (was_seen(c->before, info->dlpi_addr) || !info->dlpi_name || !info->dlpi_name[0])
         return 0;
@@ -117,15 +118,6 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
     struct dl_obj *o = &c->obj[c->n];
     memset(o, 0, sizeof *o);
     o->addr = info->dlpi_addr;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(os - 1);
-        uintptr_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + os - 1) & ~(os - 1);
-        if (!o->lo || lo < o->lo) o->lo = lo;
-        if (hi > o->hi) o->hi = hi;
-    }
     c->path[c->n++] = info->dlpi_name;
     return 0;
 }
