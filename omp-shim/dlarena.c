@@ -183,9 +183,9 @@ int shim_dlarena_init(void)
     uintptr_t end = base + (dsm__g.npages << dsm__g.page_shift);
     if (at < end && at + ARENA_SIZE > base)
         at = (end + ((uintptr_t)1 << 40)) & ~(((uintptr_t)1 << 30) - 1);
-    if (at + ARENA_SIZE > top_of_mmap_area())
-        return -1;
-    int ok = place(at, at + ARENA_SIZE) == 0, all = ok;
+    /* Every rank takes part in the reduction, whatever it found. */
+    int ok = at + ARENA_SIZE <= top_of_mmap_area() && place(at, at + ARENA_SIZE) == 0;
+    int all = ok;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, dsm__g.comm);
     if (!all) {
         if (ok)
