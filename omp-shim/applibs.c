@@ -111,13 +111,9 @@ struct text_scan {
     struct shim_image_data data;
 };
 
-static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* An object's code (its executable PT_LOADs) and writable data. */
+static void scan_object(const struct dl_phdr_info *info, struct text_scan *t)
 {
-    struct text_scan *t = arg;
-    (void)size;
-    if (info->dlpi_addr != t->lm->l_addr || !info->dlpi_name ||
-        strcmp(info->dlpi_name, t->lm->l_name))
-        return 0;
     shim_image_data_of(info, &t->data);
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -127,6 +123,16 @@ static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
             if (hi > t->hi) t->hi = hi;
         }
     }
+}
+
+static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct text_scan *t = arg;
+    (void)size;
+    if (info->dlpi_addr != t->lm->l_addr || !info->dlpi_name ||
+        strcmp(info->dlpi_name, t->lm->l_name))
+        return 0;
+    scan_object(info, t);
     return 1;
 }
 
@@ -189,15 +195,7 @@ int shim_applibs_add(struct dl_phdr_info *info)
                    "whose code the OpenMP shim can tell apart (SHIM_MAX_PROG_LIBS)",
                    info->dlpi_name, SHIM_MAX_PROG_LIBS);
     memset(&t, 0, sizeof t);
-    shim_image_data_of(info, &t.data);
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-            uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-            if (!t.lo || lo < t.lo) t.lo = lo;
-            if (hi > t.hi) t.hi = hi;
-        }
-    }
+    scan_object(info, &t);
     if (t.hi <= t.lo)
         return -1;
     shim.prog_lib_lo[n] = t.lo;
