@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -67,22 +68,19 @@ static int place(uintptr_t lo, uintptr_t hi)
     return -1;
 }
 
-/* Call fn(lo, hi) for each gap between this process's mappings in
- * [from, to), in address order. */
-static void each_gap(uintptr_t from, uintptr_t to, void (*fn)(uintptr_t, uintptr_t))
+/* Call fn(line, arg) for each line of /proc/self/maps.  With the system
+ * calls themselves: a program may define its own open or fopen (ntcard
+ * does), and fn must not map memory (that changes the file being read). */
+static void each_map_line(void (*fn)(const char *, void *), void *arg)
 {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
     char buf[4096], line[512];
     size_t ll = 0;
     ssize_t k;
-    uintptr_t prev = from;
     if (fd < 0)
         dsm__fatal("cannot read /proc/self/maps to load a library on every rank: %s",
                    strerror(errno));
-    /* Collect first: the callbacks map memory, which changes the file. */
-    static uintptr_t glo[MAX_ABOVE + 1], ghi[MAX_ABOVE + 1];
-    size_t ng = 0;
-    while ((k = read(fd, buf, sizeof buf)) > 0)
+    while ((k = (ssize_t)syscall(SYS_read, fd, buf, sizeof buf)) > 0)
         for (ssize_t i = 0; i < k; i++) {
             if (buf[i] != '\n') {
                 if (ll < sizeof line - 1)
@@ -91,49 +89,74 @@ static void each_gap(uintptr_t from, uintptr_t to, void (*fn)(uintptr_t, uintptr
             }
             line[ll] = 0;
             ll = 0;
-            unsigned long a, b;
-            if (sscanf(line, "%lx-%lx", &a, &b) != 2 || b <= from || a >= to)
-                continue;
-            if (a > prev) {
-                if (ng == MAX_ABOVE)
-                    dsm__fatal("more than %d gaps between this rank's mappings: the OpenMP "
-                               "shim cannot steer a library loaded with dlopen into its "
-                               "arena", MAX_ABOVE);
-                glo[ng] = prev;
-                ghi[ng] = a < to ? a : to;
-                ng++;
-            }
-            if (b > prev)
-                prev = b;
+            fn(line, arg);
         }
-    close(fd);
-    if (prev < to) {
-        glo[ng] = prev;
-        ghi[ng] = to;
-        ng++;
+    syscall(SYS_close, fd);
+}
+
+struct gap_scan {
+    uintptr_t from, to, prev;
+    size_t n;
+    uintptr_t lo[MAX_ABOVE + 1], hi[MAX_ABOVE + 1];
+};
+
+static void gap_line(const char *line, void *arg)
+{
+    struct gap_scan *g = arg;
+    unsigned long a, b;
+    if (sscanf(line, "%lx-%lx", &a, &b) != 2 || b <= g->from || a >= g->to)
+        return;
+    if (a > g->prev) {
+        if (g->n == MAX_ABOVE)
+            dsm__fatal("more than %d gaps between this rank's mappings: the OpenMP "
+                       "shim cannot steer a library loaded with dlopen into its "
+                       "arena", MAX_ABOVE);
+        g->lo[g->n] = g->prev;
+        g->hi[g->n] = a < g->to ? a : g->to;
+        g->n++;
     }
-    for (size_t i = 0; i < ng; i++)
-        fn(glo[i], ghi[i]);
+    if (b > g->prev)
+        g->prev = b;
+}
+
+/* Call fn(lo, hi) for each gap between this process's mappings in
+ * [from, to), in address order. */
+static void each_gap(uintptr_t from, uintptr_t to, void (*fn)(uintptr_t, uintptr_t))
+{
+    static struct gap_scan g;
+    g.from = from;
+    g.to = to;
+    g.prev = from;
+    g.n = 0;
+    each_map_line(gap_line, &g);    /* collect first: fn maps memory */
+    if (g.prev < to) {
+        g.lo[g.n] = g.prev;
+        g.hi[g.n] = to;
+        g.n++;
+    }
+    for (size_t i = 0; i < g.n; i++)
+        fn(g.lo[i], g.hi[i]);
+}
+
+struct first_overlap { uintptr_t lo, hi; char *out; size_t size; int found; };
+
+static void overlap_line(const char *line, void *arg)
+{
+    struct first_overlap *o = arg;
+    unsigned long a, b;
+    if (!o->found && sscanf(line, "%lx-%lx", &a, &b) == 2 && a < o->hi && b > o->lo) {
+        snprintf(o->out, o->size, "%s", line);
+        o->found = 1;
+    }
 }
 
 /* What this process has mapped in [lo, hi): the first line of
  * /proc/self/maps that overlaps it, for a message. */
 static void mapped_in(uintptr_t lo, uintptr_t hi, char *out, size_t size)
 {
-    FILE *f = fopen("/proc/self/maps", "re");
-    char line[512];
+    struct first_overlap o = { lo, hi, out, size, 0 };
     snprintf(out, size, "(unknown)");
-    if (!f)
-        return;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long a, b;
-        if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a < hi && b > lo) {
-            line[strcspn(line, "\n")] = 0;
-            snprintf(out, size, "%s", line);
-            break;
-        }
-    }
-    fclose(f);
+    each_map_line(overlap_line, &o);
 }
 
 static void hold_gap(uintptr_t lo, uintptr_t hi)
@@ -156,21 +179,19 @@ static void fill_gap(uintptr_t lo, uintptr_t hi)
 
 /* The top of what the kernel's top-down search may use: below the main
  * stack's room to grow. */
+static void stack_line(const char *line, void *arg)
+{
+    unsigned long a, b;
+    if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &a, &b) == 2)
+        *(uintptr_t *)arg = a;
+}
+
 static uintptr_t top_of_mmap_area(void)
 {
-    FILE *f = fopen("/proc/self/maps", "re");
-    char line[512];
     uintptr_t stack = 0;
     struct rlimit rl;
     uintptr_t room = (uintptr_t)8 << 20;
-    if (f) {
-        while (fgets(line, sizeof line, f)) {
-            unsigned long a, b;
-            if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &a, &b) == 2)
-                stack = a;
-        }
-        fclose(f);
-    }
+    each_map_line(stack_line, &stack);
     if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         rl.rlim_cur > room)
         room = rl.rlim_cur;
