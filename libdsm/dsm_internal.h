@@ -205,7 +205,8 @@ DSM_HIDDEN void dsm__pt_install_done(void);
 enum dsm_wait_kind { DSM_WAIT_PAGE = 1, DSM_WAIT_ACKS, DSM_WAIT_BARRIER,
                      DSM_WAIT_GRANT, DSM_WAIT_RELEASE, DSM_WAIT_ATOMIC,
                      DSM_WAIT_PREFETCH, /* nobody waits: pages of one prefetch batch */
-                     DSM_WAIT_COLL /* comm.c: a collective (bcast.c) */ };
+                     DSM_WAIT_COLL, /* comm.c: a collective (bcast.c) */
+                     DSM_WAIT_CALL /* service.c: a service call's reply */ };
 struct dsm_waiter {
     uint32_t done;          /* futex word: 0 while waiting */
     int32_t  remaining;     /* replies still expected */
@@ -404,6 +405,25 @@ DSM_HIDDEN uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint
                                 uint64_t b, uint64_t c, uint64_t d, uint64_t *r2);
 DSM_HIDDEN void dsm__on_atomic_req(const struct dsm_wire_hdr *h, const void *payload);
 DSM_HIDDEN void dsm__on_atomic_reply(const struct dsm_wire_hdr *h);
+
+/* ---- service.c: functions another rank runs for this one ------------------ */
+#define DSM_SERVICE_SLOTS 256   /* calls that may wait here at once */
+/* Runs on the serving rank's service thread: the request's len bytes from
+ * rank src; writes at most DSM_CALL_MAX reply bytes and their count. */
+typedef int64_t (*dsm__service_fn)(int src, const void *req, size_t len, void *reply,
+                                   size_t *reply_len);
+/* On every rank, the same id and function, before any rank calls it. */
+DSM_HIDDEN void dsm__service_register(unsigned id, dsm__service_fn fn);
+/* Run service id on node with the request (len <= DSM_CALL_MAX); its reply
+ * (at most cap bytes) goes to reply, its length to *reply_len.  Returns the
+ * service's result.  Application threads. */
+DSM_HIDDEN int64_t dsm__call(int node, unsigned id, const void *req, size_t len,
+                             void *reply, size_t cap, size_t *reply_len);
+DSM_HIDDEN void dsm__on_call_req(const struct dsm_wire_hdr *h, const void *payload);
+DSM_HIDDEN void dsm__on_call_reply(const struct dsm_wire_hdr *h, const void *payload);
+/* dsm_finalize: stop the service thread (no call is pending after the last
+ * barrier). */
+DSM_HIDDEN void dsm__service_stop(void);
 
 /* ---- races.c: DSM_CHECK=races -------------------------------------------- */
 /* A diff of page p from writer, flushed at a barrier of interval epoch. */

@@ -158,6 +158,7 @@ int dsm_finalize(void)
     dsm__barrier_checked(DSM_COLL_FINALIZE, 0, 0, NULL, NULL);
     /* After this barrier no node sends another request: every request is
      * answered before its sender can enter a barrier. */
+    dsm__service_stop();
     dsm__comm_stop();
     dsm__trace_fini();
     if (g->keep_mapped)

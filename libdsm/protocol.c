@@ -420,6 +420,12 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
             goto bad;
         on_prefetch_req(h, pl);
         break;
+    case DSM_MSG_CALL_REQ:
+        dsm__on_call_req(h, pl);
+        break;
+    case DSM_MSG_CALL_REPLY:
+        dsm__on_call_reply(h, pl);
+        break;
     case DSM_MSG_LOCK_REL:
         if (h->id >= (uint32_t)dsm__g.cfg.max_locks ||
             h->id % (uint32_t)dsm__g.nodes != (uint32_t)dsm__g.rank || h->len % 4)

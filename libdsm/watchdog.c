@@ -103,7 +103,8 @@ void dsm__sb_end(struct dsm_sbuf *sb)
 
 static int is_sync(int kind)
 {
-    return kind == DSM_WAIT_BARRIER || kind == DSM_WAIT_GRANT || kind == DSM_WAIT_COLL;
+    return kind == DSM_WAIT_BARRIER || kind == DSM_WAIT_GRANT || kind == DSM_WAIT_COLL ||
+           kind == DSM_WAIT_CALL;
 }
 
 /* "page 5 from its home, rank 2 (PAGE_REQ)" and so on. */
@@ -158,6 +159,14 @@ static void describe(struct dsm_sbuf *sb, const struct dsm_waiter *w)
         break;
     case DSM_WAIT_COLL:
         dsm__sb_str(sb, "the other ranks in a dsm_bcast (MPI_Ibcast under way)");
+        break;
+    case DSM_WAIT_CALL:
+        dsm__sb_str(sb, "service ");
+        dsm__sb_u(sb, w->obj);
+        dsm__sb_str(sb, " on rank ");
+        dsm__sb_i(sb, w->peer);
+        dsm__sb_str(sb, " (CALL_REQ sent, CALL_REPLY awaited; the shim's file I/O for a "
+                    "file that rank opened)");
         break;
     default:
         dsm__sb_str(sb, "a reply of kind ");

@@ -32,8 +32,14 @@ enum dsm_msg_type {
     DSM_MSG_ATOMIC_REPLY,     /* waiter, arg=result, arg2=second result */
     DSM_MSG_PREFETCH_REQ,     /* waiter, payload=u32 pages: the home sends each page
                                  alone on DSM_TAG_PAGE + waiter, in payload order */
+    DSM_MSG_CALL_REQ,         /* id=service, waiter, payload=request (service.c) */
+    DSM_MSG_CALL_REPLY,       /* id=service, waiter, arg=result, payload=reply bytes */
     DSM_MSG_NTYPES
 };
+
+/* Service calls (service.c): services per process, bytes of a request or reply. */
+#define DSM_SERVICE_MAX 8
+#define DSM_CALL_MAX    32768
 
 #define DSM_MF_LAST  0x1u     /* last chunk of a multi-message transfer */
 #define DSM_MF_TRY   0x2u     /* LOCK_REQ: do not queue; a busy lock is refused */

@@ -8,7 +8,7 @@
  * header (known type, sender is MPI's sender and a rank, length is the
  * received length), the ids of each type (page, lock and its manager), and
  * the payloads (page numbers of notices and prefetch lists, every diff entry and run inside its
- * page, atomic operands inside their page).  Rejecting here, before a request
+ * page, atomic operands inside their page; service numbers and sizes).  Rejecting here, before a request
  * may be deferred (protocol.c), means a malformed message is reported when it
  * arrives rather than when it is served.
  */
@@ -178,6 +178,11 @@ int dsm__wire_check(const struct dsm_wire_limits *l, const void *msg, size_t cou
         if (h.id >= l->npages || h.len != sizeof(struct dsm_wire_atomic))
             break;
         return check_atomic(l, pl, why, whylen);
+    case DSM_MSG_CALL_REQ:
+    case DSM_MSG_CALL_REPLY:
+        if (h.id >= DSM_SERVICE_MAX || h.len > DSM_CALL_MAX)
+            break;
+        return 0;
     }
     return bad(why, whylen, "type %u, id %u, length %u out of range", h.type, h.id, h.len);
 }

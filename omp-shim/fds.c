@@ -1,23 +1,25 @@
 /*
- * fds.c - the descriptors the program opens on rank 0, so that another
- * rank's read or write on one of them stops the job instead of reaching a
- * file of its own that has the same number.
+ * fds.c - the files the program opens on rank 0, so that another rank's
+ * I/O on one of them goes to rank 0 (fileio.c) instead of reaching a file
+ * of its own that has the same number.
  *
  * Open files belong to the process that opened them.  A parallel region
- * that writes to a descriptor rank 0 opened in sequential code (R's
- * data.table: fwrite with several threads) writes, on another rank, to
- * whatever that rank has at the same number: an MPI socket, a file of its
- * own.  The program's open, openat, creat, fopen, freopen, dup, dup2, dup3,
- * close and fclose (their GOT entries, got.c) come here: on rank 0 each
- * descriptor the program opens is recorded, with its file's device and
- * inode, in a table in shared memory; on another rank, in a private list of
- * its own.  The shim's read and write wrappers (syscalls.c) call
- * shim_fd_check for the program's calls on ranks other than 0: a
- * descriptor in rank 0's table, not opened by the program here, that is
- * closed here or another file, is a fatal error.  Descriptors made by other
- * calls (socket, pipe, mkstemp) are not recorded: no check for them.
+ * that writes to a descriptor or a stdio stream that rank 0 opened in
+ * sequential code (R's data.table: fwrite with several threads; a FILE
+ * written under `omp critical`) would, on another rank, write to whatever
+ * that rank has at the same number (an MPI socket, a file of its own), or
+ * read a FILE that is not there.  The program's open, openat, creat,
+ * fopen, fdopen, freopen, tmpfile, dup, dup2, dup3, close and fclose (their
+ * GOT entries, got.c) come here: on rank 0 each descriptor the program opens
+ * is recorded, with its file's device and inode, in a table in shared
+ * memory, and each stream in a second table; on another rank, in private
+ * lists of its own.  On a rank other than 0, the program's I/O calls
+ * (syscalls.c, fileio.c, streams.c) ask shim_fd_remote and
+ * shim_stream_remote whether the descriptor or stream is rank 0's, and if
+ * so send the call there.  Descriptors made by other calls (socket, pipe,
+ * mkstemp) are not recorded: they stay local.
  *
- * Threads: any (the table's entries are single words written by rank 0).
+ * Threads: any (the tables' entries are single words written by rank 0).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -29,11 +31,15 @@
 #include "shim.h"
 
 #define FD_MAX 1024
+#define STREAM_MAX 512
 
 struct fd_entry { uint64_t dev, ino; };    /* ino 0: not rank 0's program's */
 
 static struct fd_entry *table;      /* in shared memory, homed at rank 0 */
 static unsigned char mine[FD_MAX];  /* other ranks: opened by the program here */
+static uint64_t *streams;           /* rank 0's FILE pointers (0: free), shared */
+static FILE *my_streams[STREAM_MAX];        /* other ranks: opened here */
+static pthread_mutex_t my_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void opened(int fd)
 {
@@ -60,28 +66,88 @@ static void closing(int fd)
         __atomic_store_n(&table[fd].ino, 0, __ATOMIC_RELAXED);
 }
 
-void shim_fd_check(int fd, const char *call)
+void shim_fd_closed(int fd)
 {
-    struct stat st;
-    char here[256];
-    if (fd < 3 || fd >= FD_MAX || !table || mine[fd])
+    closing(fd);
+}
+
+int shim_fd_remote(int fd)
+{
+    if (shim.rank == 0 || !shim.active || fd < 3 || fd >= FD_MAX || !table || mine[fd])
+        return 0;
+    return __atomic_load_n(&table[fd].ino, __ATOMIC_RELAXED) != 0;
+}
+
+int shim_fd_rank0(int fd)
+{
+    return table && fd >= 3 && fd < FD_MAX &&
+           __atomic_load_n(&table[fd].ino, __ATOMIC_RELAXED) != 0;
+}
+
+/* ---- streams ---- */
+
+static void stream_opened(FILE *f)
+{
+    if (!f || !streams)
         return;
-    uint64_t ino = __atomic_load_n(&table[fd].ino, __ATOMIC_RELAXED);
-    if (!ino)
+    if (shim.rank != 0) {
+        pthread_mutex_lock(&my_lock);
+        for (int i = 0; i < STREAM_MAX; i++)
+            if (!my_streams[i]) {
+                my_streams[i] = f;
+                break;
+            }
+        pthread_mutex_unlock(&my_lock);
         return;
-    if (fstat(fd, &st) == 0 && (uint64_t)st.st_dev == table[fd].dev &&
-        (st.st_ino ? (uint64_t)st.st_ino : 1) == ino)
-        return;                 /* the same file here too (opened before start-up) */
-    char link[64];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t k = readlink(link, here, sizeof here - 1);
-    if (k > 0)
-        here[k] = 0;
-    dsm__fatal("%s on descriptor %d from a parallel region: the program opened it on "
-               "rank 0, and only rank 0 has that file open; on this rank descriptor %d "
-               "is %s%s. Open the file inside the region, in the thread that uses it, "
-               "or do this I/O in sequential code (ompshim(7), LIMITS)", call, fd, fd,
-               k > 0 ? "another file: " : "not open", k > 0 ? here : "");
+    }
+    for (int i = 0; i < STREAM_MAX; i++)
+        if (__atomic_compare_exchange_n(&streams[i], &(uint64_t){ 0 }, (uint64_t)(uintptr_t)f,
+                                        0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return;
+    fprintf(stderr, "libompshim[rank 0]: warning: the program has more than %d streams "
+            "open; this one cannot be used from other ranks\n", STREAM_MAX);
+}
+
+void shim_stream_closed(FILE *f)
+{
+    if (!f || !streams)
+        return;
+    if (shim.rank != 0) {
+        pthread_mutex_lock(&my_lock);
+        for (int i = 0; i < STREAM_MAX; i++)
+            if (my_streams[i] == f)
+                my_streams[i] = NULL;
+        pthread_mutex_unlock(&my_lock);
+        return;
+    }
+    for (int i = 0; i < STREAM_MAX; i++)
+        if (__atomic_load_n(&streams[i], __ATOMIC_RELAXED) == (uint64_t)(uintptr_t)f)
+            __atomic_store_n(&streams[i], 0, __ATOMIC_RELAXED);
+}
+
+int shim_stream_rank0(const FILE *f)
+{
+    if (!f || !streams)
+        return 0;
+    for (int i = 0; i < STREAM_MAX; i++)
+        if (__atomic_load_n(&streams[i], __ATOMIC_RELAXED) == (uint64_t)(uintptr_t)f)
+            return 1;
+    return 0;
+}
+
+int shim_stream_remote(const FILE *f)
+{
+    if (shim.rank == 0 || !shim.active || !f || !streams || f == stdin || f == stdout ||
+        f == stderr)
+        return 0;
+    pthread_mutex_lock(&my_lock);
+    for (int i = 0; i < STREAM_MAX; i++)
+        if (my_streams[i] == f) {
+            pthread_mutex_unlock(&my_lock);
+            return 0;
+        }
+    pthread_mutex_unlock(&my_lock);
+    return shim_stream_rank0(f);
 }
 
 /* ---- the program's calls ---- */
@@ -122,22 +188,45 @@ static int shim_creat(const char *path, mode_t mode)
     return track(creat(path, mode));
 }
 
+static FILE *stream(FILE *f)
+{
+    if (f) {
+        opened(fileno(f));
+        stream_opened(f);
+    }
+    return f;
+}
+
 static FILE *shim_fopen(const char *path, const char *how)
 {
-    FILE *f = fopen(path, how);
-    if (f)
-        opened(fileno(f));
-    return f;
+    return stream(fopen(path, how));
+}
+
+static FILE *shim_fdopen(int fd, const char *how)
+{
+    if (shim_fd_remote(fd))
+        dsm__fatal("fdopen(%d) on rank %d: descriptor %d is a file rank 0 opened; a "
+                   "stream over it works on rank 0 only. Call fdopen in sequential "
+                   "code, and use the stream from any rank (ompshim(7), FILES)",
+                   fd, shim.rank, fd);
+    return stream(fdopen(fd, how));
+}
+
+static FILE *shim_tmpfile(void)
+{
+    return stream(tmpfile());
 }
 
 static FILE *shim_freopen(const char *path, const char *how, FILE *old)
 {
-    if (old)
+    if (old && shim_stream_remote(old))
+        dsm__fatal("freopen on rank %d of a stream rank 0 opened: call freopen in "
+                   "sequential code (ompshim(7), FILES)", shim.rank);
+    if (old) {
         closing(fileno(old));
-    FILE *f = freopen(path, how, old);
-    if (f)
-        opened(fileno(f));
-    return f;
+        shim_stream_closed(old);
+    }
+    return stream(freopen(path, how, old));
 }
 
 static int shim_dup(int fd)
@@ -157,14 +246,20 @@ static int shim_dup3(int fd, int to, int flags)
 
 static int shim_close(int fd)
 {
+    if (shim_fd_remote(fd))
+        return shim_fio_close(fd);
     closing(fd);
     return close(fd);
 }
 
 static int shim_fclose(FILE *f)
 {
-    if (f)
+    if (shim_stream_remote(f))
+        return shim_fio_fclose(f);
+    if (f) {
         closing(fileno(f));
+        shim_stream_closed(f);
+    }
     return fclose(f);
 }
 
@@ -175,13 +270,16 @@ void shim_fds_init(void)
         { "openat", (void *)shim_openat }, { "openat64", (void *)shim_openat },
         { "creat", (void *)shim_creat }, { "creat64", (void *)shim_creat },
         { "fopen", (void *)shim_fopen }, { "fopen64", (void *)shim_fopen },
+        { "fdopen", (void *)shim_fdopen }, { "tmpfile", (void *)shim_tmpfile },
+        { "tmpfile64", (void *)shim_tmpfile },
         { "freopen", (void *)shim_freopen }, { "freopen64", (void *)shim_freopen },
         { "dup", (void *)shim_dup }, { "dup2", (void *)shim_dup2 },
         { "dup3", (void *)shim_dup3 }, { "close", (void *)shim_close },
         { "fclose", (void *)shim_fclose },
     };
     table = dsm_malloc_home(FD_MAX * sizeof *table, DSM_HOME_NODE, 0);
-    if (!table)
+    streams = dsm_malloc_home(STREAM_MAX * sizeof *streams, DSM_HOME_NODE, 0);
+    if (!table || !streams)
         dsm__fatal("the shared region is too small for the shim's table of open files; "
                    "raise DSM_HEAP_SIZE");
     shim_got_bind(calls, sizeof calls / sizeof calls[0]);

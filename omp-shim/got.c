@@ -34,7 +34,7 @@ struct bind_ctx {
 };
 
 /* The lists given to shim_got_bind, for objects loaded later. */
-static struct { const struct shim_got_entry *want; size_t n; } lists[4];
+static struct { const struct shim_got_entry *want; size_t n; } lists[8];
 static int nlists;
 
 static int is_program_object(const struct dl_phdr_info *info)

@@ -10,6 +10,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "../libdsm/dsm_internal.h"
 
@@ -225,9 +227,53 @@ static inline uintptr_t shim_dyn_ptr(uintptr_t v, uintptr_t base)
 /* ---- fds.c: descriptors the program opened on rank 0 ---- */
 /* Collective, at start-up: the table in shared memory, the GOT entries. */
 SHIM_HIDDEN void shim_fds_init(void);
-/* Fatal if fd is one the program opened on rank 0 and is not the same file
- * here (the program's call named call, on a rank other than 0). */
-SHIM_HIDDEN void shim_fd_check(int fd, const char *call);
+/* On a rank other than 0: fd (a stream f) is one the program opened on rank
+ * 0, not here, so its I/O goes to rank 0 (fileio.c). */
+SHIM_HIDDEN int shim_fd_remote(int fd);
+SHIM_HIDDEN int shim_stream_remote(const FILE *f);
+/* On any rank: fd (f) is one the program has open on rank 0. */
+SHIM_HIDDEN int shim_fd_rank0(int fd);
+SHIM_HIDDEN int shim_stream_rank0(const FILE *f);
+/* Rank 0: descriptor fd is closed (for another rank). */
+SHIM_HIDDEN void shim_fd_closed(int fd);
+/* Rank 0's stream f is closed (by rank 0, or for another rank). */
+SHIM_HIDDEN void shim_stream_closed(FILE *f);
+
+/* ---- fileio.c: another rank's I/O on rank 0's files, run by rank 0 ---- */
+/* Collective, at start-up: the service of rank 0. */
+SHIM_HIDDEN void shim_fileio_init(void);
+/* On a rank other than 0, for a descriptor (stream) of rank 0's: the call,
+ * run by rank 0; errno as rank 0's call left it. */
+SHIM_HIDDEN ssize_t shim_fio_read(int fd, void *buf, size_t n, off_t off, int at);
+SHIM_HIDDEN ssize_t shim_fio_write(int fd, const void *buf, size_t n, off_t off, int at);
+SHIM_HIDDEN int shim_fio_close(int fd);
+SHIM_HIDDEN int shim_fio_fclose(FILE *f);
+enum shim_fio_op {
+    /* descriptors: a = offset (FIO_PREAD, FIO_PWRITE, FIO_LSEEK), b = count
+     * or whence or length */
+    FIO_READ = 1, FIO_WRITE, FIO_PREAD, FIO_PWRITE, FIO_LSEEK, FIO_CLOSE, FIO_FSTAT,
+    FIO_FSYNC, FIO_FDATASYNC, FIO_FTRUNCATE,
+    /* streams */
+    FIO_FWRITE, FIO_FREAD, FIO_FGETS, FIO_FGETC, FIO_UNGETC, FIO_GETDELIM, FIO_FFLUSH,
+    FIO_FSEEK, FIO_FTELL, FIO_FEOF, FIO_FERROR, FIO_CLEARERR, FIO_FILENO, FIO_FCLOSE,
+    FIO_SETVBUF, FIO_NOPS
+};
+/* A stream operation with data to send and room for the reply.  Returns
+ * the call's result, or -1 - errno if it failed. */
+SHIM_HIDDEN int64_t shim_fio_stream(int op, FILE *f, int64_t a, int64_t b,
+                                    const void *data, size_t len, void *out, size_t cap,
+                                    size_t *olen);
+/* Another rank's descriptor call: the same, by descriptor. */
+SHIM_HIDDEN int64_t shim_fio_fd(int op, int fd, int64_t a, int64_t b, const void *data,
+                                size_t len, void *out, size_t cap, size_t *olen);
+/* Largest data of one forwarded call. */
+#define SHIM_FIO_DATA (DSM_CALL_MAX - 64)
+
+/* ---- streams.c: the program's stdio calls on rank 0's streams ---- */
+SHIM_HIDDEN void shim_streams_init(void);
+/* fread and fwrite (syscalls.c defines them) on rank 0's stream. */
+SHIM_HIDDEN size_t shim_stream_fread(void *buf, size_t size, size_t n, FILE *f);
+SHIM_HIDDEN size_t shim_stream_fwrite(const void *buf, size_t size, size_t n, FILE *f);
 
 /* ---- got.c ---- */
 struct shim_got_entry { const char *name; void *fn; };

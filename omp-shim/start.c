@@ -369,10 +369,12 @@ static void setup(char **argv)
             dsm__fatal("no room in the shared region for %zu bytes of threadprivate "
                        "data; raise DSM_HEAP_SIZE", e.tls_size);
     }
+    shim_fds_init();            /* before the heap takes the rest of the region */
     shim_heap_init();
     shim_signals_init();
     shim_mmap_init();
-    shim_fds_init();
+    shim_fileio_init();
+    shim_streams_init();
     shim_dlopen_init();
     shim_bcast_init();
     dsm__unshared_hint =

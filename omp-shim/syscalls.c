@@ -16,13 +16,15 @@
  * stream gets a buffer of the C library's instead, of the same size and
  * mode.  Other system calls that write into shared memory (stat into a
  * global struct, say) are not covered; see ompshim(7).  On a rank other
- * than 0, the program's read and write on a descriptor that only rank 0
- * has stop the job (fds.c).
+ * than 0, the program's read and write on a descriptor or stream that
+ * rank 0 opened go to rank 0 (fds.c, fileio.c).
  *
  * Threads: any.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -48,18 +50,21 @@ void shim_io_prepare(const void *buf, size_t len, int incoming)
     }
 }
 
-/* The program's call on a rank other than 0: is fd one that only rank 0
- * has (fds.c)? */
-#define CHECK_FD(fd, call) \
-    do { \
-        if (shim.rank != 0 && shim_code_is_program(__builtin_return_address(0))) \
-            shim_fd_check(fd, call); \
-    } while (0)
+/* The program's call on a rank other than 0, on a descriptor (stream) that
+ * rank 0 opened (fds.c): it goes to rank 0 (fileio.c).  The caller is
+ * looked at first: it costs no shared memory. */
+#define REMOTE_FD(fd) \
+    (shim.rank != 0 && shim_code_is_program(__builtin_return_address(0)) && \
+     shim_fd_remote(fd))
+#define REMOTE_STREAM(f) \
+    (shim.rank != 0 && shim_code_is_program(__builtin_return_address(0)) && \
+     shim_stream_remote(f))
 
 SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     SHIM_REAL(read);
-    CHECK_FD(fd, "read");
+    if (REMOTE_FD(fd))
+        return shim_fio_read(fd, buf, n, 0, 0);
     shim_io_prepare(buf, n, 1);
     return real_read(fd, buf, n);
 }
@@ -67,7 +72,8 @@ SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     SHIM_REAL(pread);
-    CHECK_FD(fd, "pread");
+    if (REMOTE_FD(fd))
+        return shim_fio_read(fd, buf, n, off, 1);
     shim_io_prepare(buf, n, 1);
     return real_pread(fd, buf, n, off);
 }
@@ -75,7 +81,8 @@ SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     SHIM_REAL(write);
-    CHECK_FD(fd, "write");
+    if (REMOTE_FD(fd))
+        return shim_fio_write(fd, buf, n, 0, 0);
     shim_io_prepare(buf, n, 0);
     return real_write(fd, buf, n);
 }
@@ -83,15 +90,58 @@ SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     SHIM_REAL(pwrite);
-    CHECK_FD(fd, "pwrite");
+    if (REMOTE_FD(fd))
+        return shim_fio_write(fd, buf, n, off, 1);
     shim_io_prepare(buf, n, 0);
     return real_pwrite(fd, buf, n, off);
+}
+
+/* readv and writev on rank 0's descriptor: one read (write) of the total,
+ * scattered (gathered) here. */
+static size_t iov_total(const struct iovec *iov, int cnt)
+{
+    size_t t = 0;
+    for (int i = 0; i < cnt; i++)
+        t += iov[i].iov_len;
+    return t;
+}
+
+static ssize_t remote_readv(int fd, const struct iovec *iov, int cnt)
+{
+    size_t t = iov_total(iov, cnt), pos = 0;
+    unsigned char *tmp = malloc(t ? t : 1);
+    if (!tmp)
+        dsm__fatal("out of private memory for a readv of %zu bytes", t);
+    ssize_t k = shim_fio_read(fd, tmp, t, 0, 0);
+    for (int i = 0; k > 0 && i < cnt && pos < (size_t)k; i++) {
+        size_t m = (size_t)k - pos < iov[i].iov_len ? (size_t)k - pos : iov[i].iov_len;
+        memcpy(iov[i].iov_base, tmp + pos, m);
+        pos += m;
+    }
+    free(tmp);
+    return k;
+}
+
+static ssize_t remote_writev(int fd, const struct iovec *iov, int cnt)
+{
+    size_t t = iov_total(iov, cnt), pos = 0;
+    unsigned char *tmp = malloc(t ? t : 1);
+    if (!tmp)
+        dsm__fatal("out of private memory for a writev of %zu bytes", t);
+    for (int i = 0; i < cnt; i++) {
+        memcpy(tmp + pos, iov[i].iov_base, iov[i].iov_len);
+        pos += iov[i].iov_len;
+    }
+    ssize_t k = shim_fio_write(fd, tmp, t, 0, 0);
+    free(tmp);
+    return k;
 }
 
 SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     SHIM_REAL(readv);
-    CHECK_FD(fd, "readv");
+    if (REMOTE_FD(fd))
+        return remote_readv(fd, iov, cnt);
     for (int i = 0; i < cnt; i++)
         shim_io_prepare(iov[i].iov_base, iov[i].iov_len, 1);
     return real_readv(fd, iov, cnt);
@@ -100,7 +150,8 @@ SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     SHIM_REAL(writev);
-    CHECK_FD(fd, "writev");
+    if (REMOTE_FD(fd))
+        return remote_writev(fd, iov, cnt);
     for (int i = 0; i < cnt; i++)
         shim_io_prepare(iov[i].iov_base, iov[i].iov_len, 0);
     return real_writev(fd, iov, cnt);
@@ -123,6 +174,8 @@ SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 SHIM_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
 {
     SHIM_REAL(fread);
+    if (REMOTE_STREAM(f))
+        return shim_stream_fread(buf, size, n, f);
     if (size && n <= (size_t)-1 / size)
         shim_io_prepare(buf, size * n, 1);
     return real_fread(buf, size, n, f);
@@ -131,6 +184,8 @@ SHIM_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
 SHIM_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
 {
     SHIM_REAL(fwrite);
+    if (REMOTE_STREAM(f))
+        return shim_stream_fwrite(buf, size, n, f);
     if (size && n <= (size_t)-1 / size)
         shim_io_prepare(buf, size * n, 0);
     return real_fwrite(buf, size, n, f);
@@ -139,6 +194,9 @@ SHIM_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
 SHIM_EXPORT int setvbuf(FILE *f, char *buf, int mode, size_t size)
 {
     SHIM_REAL(setvbuf);
+    if (REMOTE_STREAM(f))
+        return shim_fio_stream(FIO_SETVBUF, f, mode, (int64_t)size, NULL, 0, NULL, 0,
+                               NULL) < 0 ? -1 : 0;
     if (buf && shim.active && dsm__in_region(buf))
         buf = NULL;
     return real_setvbuf(f, buf, mode, size);

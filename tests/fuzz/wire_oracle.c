@@ -184,6 +184,18 @@ static const char *decode(const struct dsm_wire_limits *l, const uint8_t *msg, s
             }
         }
         return NULL;
+    case DSM_MSG_CALL_REQ:
+    case DSM_MSG_CALL_REPLY:
+        /* service.c: services[h.id], and a copy into a slot of DSM_CALL_MAX. */
+        if (h.id >= DSM_SERVICE_MAX)
+            return broken("a service beyond DSM_SERVICE_MAX", h.type, h.id);
+        if (h.len > DSM_CALL_MAX) {
+            return broken("a service call longer than DSM_CALL_MAX", h.type, h.len);
+        } else {
+            static unsigned char slot[DSM_CALL_MAX];
+            memcpy(slot, pl, h.len);
+        }
+        return NULL;
     default:
         return broken("an unknown type", h.type, h.type);
     }

@@ -27,7 +27,7 @@ static const struct dsm_wire_limits L = {
     .rank = 1, .nodes = 3, .npages = 16, .page_size = 256, .max_locks = 9, .max_aop = 12,
 };
 
-static unsigned char buf[4096];
+static unsigned char buf[sizeof(struct dsm_wire_hdr) + DSM_CALL_MAX + 8];
 
 /* Build a message from rank src into buf; returns its length. */
 static size_t mk(uint16_t type, int src, uint32_t id, const void *pl, uint32_t len)
@@ -279,6 +279,27 @@ static int replay(const char *sub, unsigned long *acc, unsigned long *least)
     return files;
 }
 
+/* Service calls (service.c): a known service, at most DSM_CALL_MAX bytes,
+ * from any rank to any rank. */
+static void test_calls(void **state)
+{
+    (void)state;
+    static unsigned char pl[DSM_CALL_MAX + 1];
+    assert_int_equal(check(&L, mk(DSM_MSG_CALL_REQ, 0, 0, pl, 0), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_CALL_REQ, 2, DSM_SERVICE_MAX - 1, pl, 17), 2), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_CALL_REQ, 2, DSM_SERVICE_MAX, pl, 17), 2),
+                     -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_CALL_REQ, 0, 1, pl, DSM_CALL_MAX), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_CALL_REQ, 0, 1, pl, DSM_CALL_MAX + 1), 0),
+                     -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_CALL_REPLY, 0, 1, pl, DSM_CALL_MAX), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_CALL_REPLY, 0, 1, pl, DSM_CALL_MAX + 1), 0),
+                     -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_CALL_REPLY, 0, 9, pl, 0), 0), -DSM_EPROTO);
+    /* The type after the last is still unknown. */
+    assert_int_equal(check(&L, mk(DSM_MSG_NTYPES, 0, 0, pl, 0), 0), -DSM_EPROTO);
+}
+
 static void test_corpus(void **state)
 {
     unsigned long acc = 0, least = 0;
@@ -310,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_diffs),
         cmocka_unit_test(test_notices),
         cmocka_unit_test(test_atomics),
+        cmocka_unit_test(test_calls),
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_regress),
     };
