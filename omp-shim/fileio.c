@@ -167,6 +167,7 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
         return failed();
     }
     memcpy(&rq, req, sizeof rq);
+    errno = 0;                  /* a failure that sets none says so (-1) */
     const unsigned char *data = (const unsigned char *)req + sizeof rq;
     len -= sizeof rq;
     if (rq.op >= FIO_FWRITE) {
@@ -204,8 +205,8 @@ static int64_t call(const struct fio_req *rq, const void *data, size_t len, void
     free(buf);
     if (olen)
         *olen = got;
-    if (r < 0)
-        errno = (int)(-1 - r);
+    if (r < -1)
+        errno = (int)(-1 - r);  /* -1: failed without errno (end of file) */
     return r;
 }
 
