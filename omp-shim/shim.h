@@ -210,6 +210,8 @@ SHIM_HIDDEN uint32_t shim_word_tag(uint32_t *w, uint32_t seen);
 
 /* ---- signals.c: the program's SIGSEGV/SIGBUS handlers ---- */
 SHIM_HIDDEN void shim_signals_init(void);
+/* ---- inline_atomics.c: lock-prefixed instructions run at the home ---- */
+SHIM_HIDDEN void shim_inline_atomics_init(void);
 
 /* ---- syscalls.c ---- */
 /* Make the DSM pages of [buf, buf + len) valid before the kernel moves data

@@ -372,6 +372,7 @@ static void setup(char **argv)
     shim_fds_init();            /* before the heap takes the rest of the region */
     shim_heap_init();
     shim_signals_init();
+    shim_inline_atomics_init();
     shim_mmap_init();
     shim_fileio_init();
     shim_streams_init();

@@ -8,10 +8,11 @@
  * dsmcc adds, so that the shim can run it at the variable's home).  Built
  * three ways (see Makefile.inc): PROG.gomp and PROG.dsm are compared like
  * every test; PROG.plain, built with plain gcc -fopenmp and run under the
- * shim with DSM_CHECK=races, does its atomics on each rank's own copy of
- * the page: the count is then wrong unless the ranks happened not to
- * overlap, and the race checker must report the address
- * (run-omp-test.sh accepts either a right count or a race report).
+ * shim with DSM_CHECK=races, has an inline "lock add", which faults on a
+ * page this rank may not write and then runs at the home
+ * (omp-shim/inline_atomics.c): the count must be right and the race
+ * checker silent.  (Before that, it ran on each rank's own copy of the
+ * page, and the count was wrong unless the ranks happened not to overlap.)
  */
 #define OT_NAME "inline_atomic"
 #include "omptest.h"
