@@ -225,6 +225,11 @@ int shim_dlarena_ready(void)
     return arena_hi != 0;
 }
 
+int shim_dlarena_contains(uintptr_t a)
+{
+    return a >= arena_lo && a < arena_hi;
+}
+
 void shim_dlarena_free_parts(struct shim_extents *out)
 {
     *out = held;

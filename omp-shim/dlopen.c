@@ -349,21 +349,37 @@ static void *shim_dlopen(const char *file, int mode)
         return dlopen(file, mode);
     }
     pthread_mutex_lock(&mu);
-    before.n = 0;
-    dl_iterate_phdr(seen_cb, &before);
-    shim_dlarena_free_parts(&free_parts);
-    shim_dlarena_begin(NULL);
-    shim_dl_busy = shim_dl_loading = 1;
-    void *h = dlopen(file, mode);
-    shim_dl_busy = shim_dl_loading = 0;
-    shim_dlarena_end();
-    if (!h) {
-        pthread_mutex_unlock(&mu);
-        return NULL;
+    void *h;
+    /* Another thread of this process (the communication thread's malloc,
+     * MPI) may unmap something above the arena while the loader maps: then
+     * the library lands in that gap, where the other ranks cannot follow
+     * (seen once in a loaded CI run).  Unload it and load it again. */
+    for (int attempt = 1;; attempt++) {
+        before.n = 0;
+        dl_iterate_phdr(seen_cb, &before);
+        shim_dlarena_free_parts(&free_parts);
+        shim_dlarena_begin(NULL);
+        shim_dl_busy = shim_dl_loading = 1;
+        h = dlopen(file, mode);
+        shim_dl_busy = shim_dl_loading = 0;
+        shim_dlarena_end();
+        if (!h) {
+            pthread_mutex_unlock(&mu);
+            return NULL;
+        }
+        memset(&c, 0, sizeof c);
+        c.before = &before;
+        dl_iterate_phdr(collect_cb, &c);
+        int outside = 0;
+        for (int i = 0; i < c.n; i++)
+            outside += !shim_dlarena_contains(c.obj[i].addr);
+        if (!outside || attempt == 4)
+            break;
+        fprintf(stderr, "libompshim[rank 0]: dlopen(\"%s\"): %d of its %d objects landed "
+                "outside the address range kept for them (another thread unmapped memory "
+                "meanwhile?); loading it again\n", file, outside, c.n);
+        dlclose(h);
     }
-    memset(&c, 0, sizeof c);
-    c.before = &before;
-    dl_iterate_phdr(collect_cb, &c);
     if (c.overflow)
         dsm__fatal("dlopen(\"%s\") brought in more than %d libraries at once; the "
                    "OpenMP shim cannot load that many on the other ranks", file, MAX_NEW);

@@ -326,6 +326,8 @@ struct shim_extents { int n; uintptr_t lo[SHIM_MAX_EXTENTS], hi[SHIM_MAX_EXTENTS
  * -1 if some rank could not (dlopen is then not replayed). */
 SHIM_HIDDEN int shim_dlarena_init(void);
 SHIM_HIDDEN int shim_dlarena_ready(void);
+/* a is inside the arena. */
+SHIM_HIDDEN int shim_dlarena_contains(uintptr_t a);
 /* The arena's free parts here (rank 0 sends them with a load). */
 SHIM_HIDDEN void shim_dlarena_free_parts(struct shim_extents *out);
 /* Around one dlopen: make what the loader maps land in the arena.  like:
