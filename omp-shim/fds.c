@@ -13,11 +13,14 @@
  * GOT entries, got.c) come here: on rank 0 each descriptor the program opens
  * is recorded, with its file's device and inode, in a table in shared
  * memory, and each stream in a second table; on another rank, in private
- * lists of its own.  On a rank other than 0, the program's I/O calls
- * (syscalls.c, fileio.c, streams.c) ask shim_fd_remote and
- * shim_stream_remote whether the descriptor or stream is rank 0's, and if
- * so send the call there.  Descriptors made by other calls (socket, pipe,
- * mkstemp) are not recorded: they stay local.
+ * lists of its own.  So do the program's other calls that make a
+ * descriptor (pipe, socket, accept, mkstemp, memfd_create, eventfd, ...):
+ * a descriptor of its own on another rank must stay its own, even at a
+ * number that is one of rank 0's files.  On a rank other than 0, the
+ * program's I/O calls (syscalls.c, fileio.c, streams.c) ask shim_fd_remote
+ * and shim_stream_remote whether the descriptor or stream is rank 0's, and
+ * if so send the call there.  dup, dup2, dup3 and fcntl(F_DUPFD) of rank
+ * 0's descriptor on another rank stop the job with a message.
  *
  * Threads: any (the tables' entries are single words written by rank 0).
  */
@@ -25,6 +28,11 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -229,19 +237,135 @@ static FILE *shim_freopen(const char *path, const char *how, FILE *old)
     return stream(freopen(path, how, old));
 }
 
+/* A copy of rank 0's descriptor made on another rank would be a copy of
+ * whatever this rank has at that number. */
+static void no_dup(int fd, const char *call)
+{
+    if (shim_fd_remote(fd))
+        dsm__fatal("%s(%d) on rank %d: descriptor %d is a file rank 0 opened; copies of "
+                   "it can be made on rank 0 only. Call %s in sequential code (ompshim(7), "
+                   "FILES)", call, fd, shim.rank, fd, call);
+}
+
 static int shim_dup(int fd)
 {
+    no_dup(fd, "dup");
     return track(dup(fd));
 }
 
 static int shim_dup2(int fd, int to)
 {
+    no_dup(fd, "dup2");
     return track(dup2(fd, to));
 }
 
 static int shim_dup3(int fd, int to, int flags)
 {
+    no_dup(fd, "dup3");
     return track(dup3(fd, to, flags));
+}
+
+static int shim_fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    long arg = va_arg(ap, long);    /* int or pointer: one register either way */
+    va_end(ap);
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
+        no_dup(fd, "fcntl(F_DUPFD)");
+        return track(fcntl(fd, cmd, (int)arg));
+    }
+    if (shim_fd_remote(fd)) {
+        if (cmd == F_GETFD || cmd == F_GETFL || cmd == F_SETFD || cmd == F_SETFL) {
+            int64_t r = shim_fio_fd(FIO_FCNTL, fd, cmd, arg, NULL, 0, NULL, 0, NULL);
+            return r < 0 ? -1 : (int)r;
+        }
+        dsm__fatal("fcntl(%d, %d) on rank %d: descriptor %d is a file rank 0 opened; of "
+                   "fcntl, only F_GETFD, F_SETFD, F_GETFL and F_SETFL go to rank 0 "
+                   "(ompshim(7), FILES)", fd, cmd, shim.rank, fd);
+    }
+    return fcntl(fd, cmd, arg);
+}
+
+/* ---- the program's other calls that make descriptors ---- */
+
+static int track2(int rc, const int *fds)
+{
+    if (rc == 0) {
+        opened(fds[0]);
+        opened(fds[1]);
+    }
+    return rc;
+}
+
+static int shim_pipe(int fds[2])
+{
+    return track2(pipe(fds), fds);
+}
+
+static int shim_pipe2(int fds[2], int flags)
+{
+    return track2(pipe2(fds, flags), fds);
+}
+
+static int shim_socketpair(int dom, int type, int proto, int fds[2])
+{
+    return track2(socketpair(dom, type, proto, fds), fds);
+}
+
+static int shim_socket(int dom, int type, int proto)
+{
+    return track(socket(dom, type, proto));
+}
+
+static int shim_accept(int fd, struct sockaddr *a, socklen_t *len)
+{
+    return track(accept(fd, a, len));
+}
+
+static int shim_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags)
+{
+    return track(accept4(fd, a, len, flags));
+}
+
+static int shim_mkstemp(char *tmpl)
+{
+    return track(mkstemp(tmpl));
+}
+
+static int shim_mkostemp(char *tmpl, int flags)
+{
+    return track(mkostemp(tmpl, flags));
+}
+
+static int shim_mkstemps(char *tmpl, int suffix)
+{
+    return track(mkstemps(tmpl, suffix));
+}
+
+static int shim_mkostemps(char *tmpl, int suffix, int flags)
+{
+    return track(mkostemps(tmpl, suffix, flags));
+}
+
+static int shim_memfd_create(const char *name, unsigned flags)
+{
+    return track(memfd_create(name, flags));
+}
+
+static int shim_eventfd(unsigned init, int flags)
+{
+    return track(eventfd(init, flags));
+}
+
+static int shim_epoll_create(int size)
+{
+    return track(epoll_create(size));
+}
+
+static int shim_epoll_create1(int flags)
+{
+    return track(epoll_create1(flags));
 }
 
 static int shim_close(int fd)
@@ -275,7 +399,18 @@ void shim_fds_init(void)
         { "freopen", (void *)shim_freopen }, { "freopen64", (void *)shim_freopen },
         { "dup", (void *)shim_dup }, { "dup2", (void *)shim_dup2 },
         { "dup3", (void *)shim_dup3 }, { "close", (void *)shim_close },
-        { "fclose", (void *)shim_fclose },
+        { "fclose", (void *)shim_fclose }, { "fcntl", (void *)shim_fcntl },
+        { "fcntl64", (void *)shim_fcntl },
+        { "pipe", (void *)shim_pipe }, { "pipe2", (void *)shim_pipe2 },
+        { "socketpair", (void *)shim_socketpair }, { "socket", (void *)shim_socket },
+        { "accept", (void *)shim_accept }, { "accept4", (void *)shim_accept4 },
+        { "mkstemp", (void *)shim_mkstemp }, { "mkstemp64", (void *)shim_mkstemp },
+        { "mkostemp", (void *)shim_mkostemp }, { "mkostemp64", (void *)shim_mkostemp },
+        { "mkstemps", (void *)shim_mkstemps }, { "mkstemps64", (void *)shim_mkstemps },
+        { "mkostemps", (void *)shim_mkostemps }, { "mkostemps64", (void *)shim_mkostemps },
+        { "memfd_create", (void *)shim_memfd_create }, { "eventfd", (void *)shim_eventfd },
+        { "epoll_create", (void *)shim_epoll_create },
+        { "epoll_create1", (void *)shim_epoll_create1 },
     };
     table = dsm_malloc_home(FD_MAX * sizeof *table, DSM_HOME_NODE, 0);
     streams = dsm_malloc_home(STREAM_MAX * sizeof *streams, DSM_HOME_NODE, 0);

@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,16 @@ static int64_t serve_fd(const struct fio_req *rq, const unsigned char *data, siz
         return fdatasync(fd) ? failed() : 0;
     case FIO_FTRUNCATE:
         return ftruncate(fd, (off_t)rq->a) ? failed() : 0;
+    case FIO_FCNTL: {
+        /* F_GETFD, F_SETFD, F_GETFL, F_SETFL only (fds.c): int arguments. */
+        int cmd = (int)rq->a;
+        if (cmd != F_GETFD && cmd != F_SETFD && cmd != F_GETFL && cmd != F_SETFL) {
+            errno = EINVAL;
+            return failed();
+        }
+        int r = fcntl(fd, cmd, (int)rq->b);
+        return r < 0 ? failed() : r;
+    }
     default:
         errno = EINVAL;
         return failed();

@@ -18,6 +18,11 @@
  *                     another closes the descriptor;
  *   fds scanf FILE    fscanf in a region: on a rank other than 0 the job
  *                     stops with the shim's message;
+ *   fds pipe FILE     FILE, opened and moved to descriptor 40, stays open
+ *                     on rank 0 while every thread makes 16 pipes of its
+ *                     own, writes to each and reads it back: on another
+ *                     rank a pipe is that rank's, even where its number is
+ *                     40 (the script checks that some pipe had it);
  *   fds own DIR       every thread opens, writes and closes a file of its
  *                     own in the region; then the files are read back.
  */
@@ -259,6 +264,48 @@ static int positions(const char *path)
     return nbad != 0;
 }
 
+static int own_pipes(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int bad[MAXT] = { 0 }, same[MAXT] = { 0 }, n = 0;
+    if (fd < 0 || dup2(fd, 40) != 40 || close(fd) != 0)
+        return 1;
+    fd = 40;
+#pragma omp parallel
+    {
+        int t = omp_get_thread_num(), p[16][2];
+        char msg[32], back[32];
+#pragma omp master
+        n = omp_get_num_threads();
+        for (int i = 0; i < 16; i++)
+            if (pipe(p[i]) != 0)
+                p[i][0] = p[i][1] = -1;
+        for (int i = 0; i < 16; i++) {
+            int k = snprintf(msg, sizeof msg, "pipe %d of %d", i, t);
+            same[t] += p[i][0] == fd || p[i][1] == fd;
+            if (p[i][0] < 0 || write(p[i][1], msg, (size_t)k) != k ||
+                read(p[i][0], back, sizeof back) != k || memcmp(msg, back, (size_t)k) ||
+                close(p[i][0]) || close(p[i][1]))
+                bad[t]++;
+        }
+        char line[64];
+        int k = line_of(line, sizeof line, t);
+#pragma omp critical
+        if (write(fd, line, (size_t)k) != k)
+            bad[t]++;
+    }
+    int nbad = 0, nsame = 0;
+    for (int t = 0; t < n; t++) {
+        nbad += bad[t];
+        nsame += same[t];
+    }
+    if (close(fd) != 0)
+        nbad++;
+    printf("fds: own pipes of %d threads, %d failed\n", n, nbad);
+    fprintf(stderr, "fds: %d pipes had descriptor %d\n", nsame, fd);
+    return nbad != 0;
+}
+
 static int scanf_region(const char *path)
 {
     FILE *f = fopen(path, "w+");
@@ -282,7 +329,7 @@ static int scanf_region(const char *path)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: fds shared|dup|stdio|pos|scanf|own PATH\n");
+        fprintf(stderr, "usage: fds shared|dup|stdio|pos|scanf|pipe|own PATH\n");
         return 2;
     }
     if (!strcmp(argv[1], "own"))
@@ -295,6 +342,8 @@ int main(int argc, char **argv)
         return positions(argv[2]);
     if (!strcmp(argv[1], "scanf"))
         return scanf_region(argv[2]);
+    if (!strcmp(argv[1], "pipe"))
+        return own_pipes(argv[2]);
     fprintf(stderr, "fds: unknown mode %s\n", argv[1]);
     return 2;
 }
