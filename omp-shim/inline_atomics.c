@@ -24,6 +24,11 @@
  * bytes.  Not: cmpxchg8b/16b, adc, sbb, fs/gs-relative operands.
  * What it cannot help: an atomic on a page this rank has already made
  * writable in the interval (it wrote other data there) runs on the copy.
+ * The first write fault that makes such a page writable, on a page where
+ * atomics ran at the home before, gets a warning (once a process).
+ * (Running the plain stores of such pages at the home too was tried: the
+ * page of pngquant that needs it takes tens of thousands of stores an
+ * interval, and the run took 44-60 s instead of 3.)
  * OMPSHIM_INLINE_ATOMICS=off leaves every fault to libdsm.
  *
  * Threads: the handler runs in whichever thread faulted.
@@ -348,6 +353,47 @@ static int emulate(void *addr, ucontext_t *uc)
 
 static struct sigaction next_act;   /* libsigsegv's */
 static int enabled;
+static unsigned char *atomic_pages;  /* a bit a page: an atomic ran at its home */
+static size_t atomic_npages;
+static int warned;
+
+static void note_atomic_page(size_t p)
+{
+    if (p < atomic_npages)
+        __atomic_fetch_or(&atomic_pages[p / 8], (unsigned char)(1u << (p % 8)),
+                          __ATOMIC_RELAXED);
+}
+
+/* A write fault (not an atomic run here) on a page where atomics ran at the
+ * home, which libdsm will make writable: say once that this rank's atomics
+ * there now run on its copy.  Async-signal-safe: no stdio. */
+static void maybe_warn(size_t p, const void *addr, const ucontext_t *uc)
+{
+    if (p >= atomic_npages || !(atomic_pages[p / 8] & (1u << (p % 8))) ||
+        !(uc->uc_mcontext.gregs[REG_ERR] & 2) ||
+        __atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        return;
+    struct dsm_sbuf sb;
+    char hex[19] = "0x";
+    uintptr_t a = (uintptr_t)addr;
+    int nd = 1;
+    while (nd < 16 && (a >> (4 * nd)))
+        nd++;
+    for (int i = 0; i < nd; i++)
+        hex[2 + i] = "0123456789abcdef"[(a >> (4 * (nd - 1 - i))) & 15];
+    hex[2 + nd] = 0;
+    sb.n = 0;
+    dsm__sb_str(&sb, "libompshim[rank ");
+    dsm__sb_u(&sb, (uint64_t)shim.rank);
+    dsm__sb_str(&sb, "]: warning: a plain store to shared memory at ");
+    dsm__sb_str(&sb, hex);
+    dsm__sb_str(&sb, ", on a page whose inline atomic instructions ran at the home: "
+                "until the next barrier this rank's atomics on that page run on its "
+                "copy, and updates of other ranks may be lost; keep atomic variables "
+                "apart from other data, or run with DSM_CHECK=races to see losses "
+                "(ompshim(7), ATOMICS)");
+    dsm__sb_end(&sb);
+}
 
 static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
@@ -355,8 +401,13 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
     if (enabled && shim.active && dsm__in_region(addr)) {
         size_t p = dsm__page_of(addr);
         if (p < dsm__g.npages && dsm__g.pages[p].home != dsm__g.rank &&
-            dsm__g.pages[p].state != DSM_P_UNALLOC && emulate(addr, ucv))
-            return;
+            dsm__g.pages[p].state != DSM_P_UNALLOC) {
+            if (emulate(addr, ucv)) {
+                note_atomic_page(p);
+                return;
+            }
+            maybe_warn(p, addr, ucv);
+        }
     }
     if (next_act.sa_flags & SA_SIGINFO)
         next_act.sa_sigaction(sig, si, ucv);
@@ -375,7 +426,9 @@ void shim_inline_atomics_init(void)
     if (e && !strcmp(e, "off"))
         return;
     struct sigaction sa;
-    if (real_sigaction(SIGSEGV, NULL, &next_act) != 0)
+    atomic_npages = dsm__g.npages;
+    atomic_pages = calloc(atomic_npages / 8 + 1, 1);
+    if (!atomic_pages || real_sigaction(SIGSEGV, NULL, &next_act) != 0)
         return;
     sa = next_act;
     sa.sa_sigaction = on_segv;
