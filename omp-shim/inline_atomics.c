@@ -16,7 +16,10 @@
  * operation at the home (dsm__atomic, as the shim's out-of-line __atomic_*
  * functions do), writes the registers and flags the instruction would
  * have written, and steps over it; the page stays as it was, so the next
- * one faults too.  Any other fault goes on to libsigsegv and libdsm.
+ * one faults too.  Only instructions of the program's code (the executable
+ * and the libraries it loads, applibs.c) are run this way: the shim's own
+ * `lock add $0` (syscalls.c) is there to make a page writable here.  Any
+ * other fault goes on to libsigsegv and libdsm.
  *
  * Decoded: [lock] add, or, and, sub, xor (register or immediate source),
  * inc, dec, not, neg, xadd, cmpxchg, bts, btr, btc (immediate, or a
@@ -270,7 +273,9 @@ static int emulate(void *addr, ucontext_t *uc)
     struct insn in;
     uint64_t old, src = 0, r2 = 0;
 
-    if (dsm__in_region(pc) || !decode(pc, &in))
+    /* The program's code only: the shim's own "lock add $0" (syscalls.c)
+     * is there to make a page writable here before the kernel writes it. */
+    if (!shim_code_is_program(pc) || !decode(pc, &in))
         return 0;
     if ((uintptr_t)addr % (uintptr_t)in.size)
         return 0;                   /* dsm__atomic wants it aligned: leave it */
