@@ -16,7 +16,11 @@
  * capture); cmpxchg loops (double +=, a max, __atomic_compare_exchange);
  * xchg (exchange); bts/btr (__atomic_fetch_or/and of one bit, whose
  * result is tested); a reduction(+) of a long and of a double, and a
- * reduction(max) of an int, into variables on main's stack.
+ * reduction(max) of an int, into variables on main's stack.  Last, a page
+ * that every thread updates with an atomic and then writes plainly: under
+ * the shim the plain build's other ranks warn that their later atomics on
+ * it run on their copies (run-omp-test.sh looks for the warning); its
+ * count is not printed, as such updates may be lost.
  */
 #define OT_NAME "plain_atomics"
 #include "omptest.h"
@@ -30,6 +34,7 @@ static struct { long total; long seen_max; } PAGE_APART caps;
 static struct { double sum; int max; long cas; } PAGE_APART loops;
 static struct { long slot; long swaps; } PAGE_APART xchgs;
 static struct { unsigned long word; long set_first; } PAGE_APART bitops;
+static struct { long count; long slot[OT_MAX_THREADS]; } PAGE_APART mixed;
 
 int main(void)
 {
@@ -140,5 +145,20 @@ int main(void)
         rmax = t > rmax ? t : rmax;
     }
     ot_print("reductions: %ld %.2f %d", rl, rd, rmax);
+
+#pragma omp parallel
+    {
+        int t = omp_get_thread_num();
+#pragma omp atomic
+        mixed.count++;
+        mixed.slot[t] = t + 1;          /* a plain store on the same page */
+#pragma omp atomic
+        mixed.count++;
+    }
+    int slots = 0;
+    for (int t = 0; t < n; t++)
+        slots += mixed.slot[t] == t + 1;
+    ot_print("mixed: %d slots", slots);
+    OT_CHECK(slots == n, "mixed: %d slots of %d", slots, n);
     return ot_finish();
 }
