@@ -414,11 +414,14 @@ typedef int64_t (*dsm__service_fn)(int src, const void *req, size_t len, void *r
                                    size_t *reply_len);
 /* On every rank, the same id and function, before any rank calls it. */
 DSM_HIDDEN void dsm__service_register(unsigned id, dsm__service_fn fn);
-/* Run service id on node with the request (len <= DSM_CALL_MAX); its reply
- * (at most cap bytes) goes to reply, its length to *reply_len.  Returns the
+/* Run service id on node with the request: hlen bytes of head then blen of
+ * body (together <= DSM_CALL_MAX; the body may be shared memory).  The
+ * reply (at most cap bytes, private memory: it is written under the
+ * progress token) goes to reply, its length to *reply_len.  Returns the
  * service's result.  Application threads. */
-DSM_HIDDEN int64_t dsm__call(int node, unsigned id, const void *req, size_t len,
-                             void *reply, size_t cap, size_t *reply_len);
+DSM_HIDDEN int64_t dsm__call(int node, unsigned id, const void *head, size_t hlen,
+                             const void *body, size_t blen, void *reply, size_t cap,
+                             size_t *reply_len);
 DSM_HIDDEN void dsm__on_call_req(const struct dsm_wire_hdr *h, const void *payload);
 DSM_HIDDEN void dsm__on_call_reply(const struct dsm_wire_hdr *h, const void *payload);
 /* dsm_finalize: stop the service thread (no call is pending after the last
@@ -526,6 +529,7 @@ DSM_HIDDEN void dsm__sb_begin(struct dsm_sbuf *sb);
 DSM_HIDDEN void dsm__sb_str(struct dsm_sbuf *sb, const char *s);
 DSM_HIDDEN void dsm__sb_u(struct dsm_sbuf *sb, uint64_t v);
 DSM_HIDDEN void dsm__sb_i(struct dsm_sbuf *sb, int64_t v);
+DSM_HIDDEN void dsm__sb_hex(struct dsm_sbuf *sb, uint64_t v);     /* 0x... */
 DSM_HIDDEN void dsm__sb_end(struct dsm_sbuf *sb);
 /* Parts of the state dump kept by their owners (racy reads, signal-safe). */
 DSM_HIDDEN void dsm__barrier_dump(struct dsm_sbuf *sb);

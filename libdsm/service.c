@@ -77,23 +77,28 @@ void dsm__service_register(unsigned id, dsm__service_fn fn)
     pthread_mutex_unlock(&q.lock);
 }
 
-int64_t dsm__call(int node, unsigned id, const void *req, size_t len,
-                  void *reply, size_t cap, size_t *reply_len)
+int64_t dsm__call(int node, unsigned id, const void *head, size_t hlen, const void *body,
+                  size_t blen, void *reply, size_t cap, size_t *reply_len)
 {
     struct dsm_global *g = &dsm__g;
+    size_t len = hlen + blen;
     if (id >= DSM_SERVICE_MAX || len > DSM_CALL_MAX || node < 0 || node >= g->nodes ||
         node == g->rank)
         dsm__fatal("internal error: service call %u to rank %d with %zu bytes", id,
                    node, len);
+    /* The request first: copying a body in shared memory may fault, and
+     * the fault takes a waiter slot of its own. */
+    struct dsm_msg *m = dsm__msg_new(DSM_MSG_CALL_REQ, node, len);
+    m->hdr.id = id;
+    m->hdr.len = (uint32_t)len;
+    if (hlen)
+        memcpy(m->payload, head, hlen);
+    if (blen)
+        memcpy(m->payload + hlen, body, blen);
     struct call_result res = { reply, cap, 0, 0 };
     uint32_t w = dsm__waiter_get(DSM_WAIT_CALL, 1, &res);
     dsm__waiter_note(w, node, id);
-    struct dsm_msg *m = dsm__msg_new(DSM_MSG_CALL_REQ, node, len);
-    m->hdr.id = id;
     m->hdr.waiter = w;
-    m->hdr.len = (uint32_t)len;
-    if (len)
-        memcpy(m->payload, req, len);
     dsm__msg_send(m);
     dsm__waiter_wait(w);
     dsm__waiter_put(w);

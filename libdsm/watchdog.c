@@ -79,7 +79,7 @@ void dsm__sb_i(struct dsm_sbuf *sb, int64_t v)
     dsm__sb_u(sb, (uint64_t)v);
 }
 
-static void sb_hex(struct dsm_sbuf *sb, uint64_t v)
+void dsm__sb_hex(struct dsm_sbuf *sb, uint64_t v)
 {
     char t[20];
     int k = 0;
@@ -494,7 +494,7 @@ void dsm__crash_report(int sig, const void *addr)
         dsm__sb_str(&sb, sig_name(sig));
         if (sig == SIGSEGV || sig == SIGBUS) {
             dsm__sb_str(&sb, " at address ");
-            sb_hex(&sb, (uintptr_t)addr);
+            dsm__sb_hex(&sb, (uintptr_t)addr);
             if (dsm__g.app && dsm__in_region(addr))
                 dsm__sb_str(&sb, " (unallocated shared memory: past the end of a "
                             "dsm_malloc block, or freed)");

@@ -45,7 +45,10 @@ struct fd_entry { uint64_t dev, ino; };    /* ino 0: not rank 0's program's */
 
 static struct fd_entry *table;      /* in shared memory, homed at rank 0 */
 static unsigned char mine[FD_MAX];  /* other ranks: opened by the program here */
-static uint64_t *streams;           /* rank 0's FILE pointers (0: free), shared */
+/* Rank 0's FILE pointers (0: free), shared; slots [0, hi) have been used, so
+ * a lookup (every stdio call of the program on another rank) reads only
+ * those, and none while rank 0 has opened no stream. */
+static struct stream_table { uint64_t hi; uint64_t f[STREAM_MAX]; } *streams;
 static FILE *my_streams[STREAM_MAX];        /* other ranks: opened here */
 static pthread_mutex_t my_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -108,10 +111,17 @@ static void stream_opened(FILE *f)
         pthread_mutex_unlock(&my_lock);
         return;
     }
-    for (int i = 0; i < STREAM_MAX; i++)
-        if (__atomic_compare_exchange_n(&streams[i], &(uint64_t){ 0 }, (uint64_t)(uintptr_t)f,
-                                        0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    for (uint64_t i = 0; i < STREAM_MAX; i++)
+        if (__atomic_compare_exchange_n(&streams->f[i], &(uint64_t){ 0 },
+                                        (uint64_t)(uintptr_t)f, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            uint64_t hi = __atomic_load_n(&streams->hi, __ATOMIC_RELAXED);
+            while (hi < i + 1 && !__atomic_compare_exchange_n(&streams->hi, &hi, i + 1, 0,
+                                                              __ATOMIC_RELAXED,
+                                                              __ATOMIC_RELAXED))
+                ;
             return;
+        }
     fprintf(stderr, "libompshim[rank 0]: warning: the program has more than %d streams "
             "open; this one cannot be used from other ranks\n", STREAM_MAX);
 }
@@ -128,17 +138,19 @@ void shim_stream_closed(FILE *f)
         pthread_mutex_unlock(&my_lock);
         return;
     }
-    for (int i = 0; i < STREAM_MAX; i++)
-        if (__atomic_load_n(&streams[i], __ATOMIC_RELAXED) == (uint64_t)(uintptr_t)f)
-            __atomic_store_n(&streams[i], 0, __ATOMIC_RELAXED);
+    uint64_t hi = __atomic_load_n(&streams->hi, __ATOMIC_RELAXED);
+    for (uint64_t i = 0; i < hi; i++)
+        if (__atomic_load_n(&streams->f[i], __ATOMIC_RELAXED) == (uint64_t)(uintptr_t)f)
+            __atomic_store_n(&streams->f[i], 0, __ATOMIC_RELAXED);
 }
 
 int shim_stream_rank0(const FILE *f)
 {
     if (!f || !streams)
         return 0;
-    for (int i = 0; i < STREAM_MAX; i++)
-        if (__atomic_load_n(&streams[i], __ATOMIC_RELAXED) == (uint64_t)(uintptr_t)f)
+    uint64_t hi = __atomic_load_n(&streams->hi, __ATOMIC_RELAXED);
+    for (uint64_t i = 0; i < hi && i < STREAM_MAX; i++)
+        if (__atomic_load_n(&streams->f[i], __ATOMIC_RELAXED) == (uint64_t)(uintptr_t)f)
             return 1;
     return 0;
 }
@@ -146,16 +158,15 @@ int shim_stream_rank0(const FILE *f)
 int shim_stream_remote(const FILE *f)
 {
     if (shim.rank == 0 || !shim.active || !f || !streams || f == stdin || f == stdout ||
-        f == stderr)
+        f == stderr || !shim_stream_rank0(f))
         return 0;
+    /* The same address as one of rank 0's: a stream of this rank's own? */
+    int mine_here = 0;
     pthread_mutex_lock(&my_lock);
-    for (int i = 0; i < STREAM_MAX; i++)
-        if (my_streams[i] == f) {
-            pthread_mutex_unlock(&my_lock);
-            return 0;
-        }
+    for (int i = 0; i < STREAM_MAX && !mine_here; i++)
+        mine_here = my_streams[i] == f;
     pthread_mutex_unlock(&my_lock);
-    return shim_stream_rank0(f);
+    return !mine_here;
 }
 
 /* ---- the program's calls ---- */
@@ -413,7 +424,7 @@ void shim_fds_init(void)
         { "epoll_create1", (void *)shim_epoll_create1 },
     };
     table = dsm_malloc_home(FD_MAX * sizeof *table, DSM_HOME_NODE, 0);
-    streams = dsm_malloc_home(STREAM_MAX * sizeof *streams, DSM_HOME_NODE, 0);
+    streams = dsm_malloc_home(sizeof *streams, DSM_HOME_NODE, 0);
     if (!table || !streams)
         dsm__fatal("the shared region is too small for the shim's table of open files; "
                    "raise DSM_HEAP_SIZE");

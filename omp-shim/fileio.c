@@ -205,15 +205,8 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
 static int64_t call(const struct fio_req *rq, const void *data, size_t len, void *out,
                     size_t cap, size_t *olen)
 {
-    unsigned char *buf = malloc(sizeof *rq + len);   /* the shim's: private */
     size_t got = 0;
-    if (!buf)
-        dsm__fatal("out of private memory for a file call of %zu bytes", len);
-    memcpy(buf, rq, sizeof *rq);
-    if (len)
-        memcpy(buf + sizeof *rq, data, len);
-    int64_t r = dsm__call(0, SHIM_SVC_FILEIO, buf, sizeof *rq + len, out, cap, &got);
-    free(buf);
+    int64_t r = dsm__call(0, SHIM_SVC_FILEIO, rq, sizeof *rq, data, len, out, cap, &got);
     if (olen)
         *olen = got;
     if (r < -1)

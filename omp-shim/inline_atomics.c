@@ -379,19 +379,11 @@ static void maybe_warn(size_t p, const void *addr, const ucontext_t *uc)
         __atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
         return;
     struct dsm_sbuf sb;
-    char hex[19] = "0x";
-    uintptr_t a = (uintptr_t)addr;
-    int nd = 1;
-    while (nd < 16 && (a >> (4 * nd)))
-        nd++;
-    for (int i = 0; i < nd; i++)
-        hex[2 + i] = "0123456789abcdef"[(a >> (4 * (nd - 1 - i))) & 15];
-    hex[2 + nd] = 0;
     sb.n = 0;
     dsm__sb_str(&sb, "libompshim[rank ");
     dsm__sb_u(&sb, (uint64_t)shim.rank);
     dsm__sb_str(&sb, "]: warning: a plain store to shared memory at ");
-    dsm__sb_str(&sb, hex);
+    dsm__sb_hex(&sb, (uintptr_t)addr);
     dsm__sb_str(&sb, ", on a page whose inline atomic instructions ran at the home: "
                 "until the next barrier this rank's atomics on that page run on its "
                 "copy, and updates of other ranks may be lost; keep atomic variables "

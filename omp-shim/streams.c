@@ -291,45 +291,45 @@ static ssize_t s_getline(char **line, size_t *cap, FILE *f)
     return s_getdelim(line, cap, '\n', f);
 }
 
-static void no_scanf(FILE *f)
+/* Reading rank 0's stream with fscanf cannot be sent there whole (the
+ * results go to the caller's pointers), so it stops the job. */
+extern int __isoc99_vfscanf(FILE *, const char *, va_list);
+typedef int (*vscan_fn)(FILE *, const char *, va_list);
+
+static int scan(vscan_fn fn, FILE *f, const char *fmt, va_list ap)
 {
-    dsm__fatal("fscanf on rank %d from a stream rank 0 opened: reading such a stream "
-               "with fscanf is not supported on other ranks. Read lines with fgets or "
-               "getline and parse them with sscanf, or read in sequential code "
-               "(ompshim(7), FILES)", shim.rank);
-    (void)f;
+    if (shim_stream_remote(f))
+        dsm__fatal("fscanf on rank %d from a stream rank 0 opened: reading such a stream "
+                   "with fscanf is not supported on other ranks. Read lines with fgets or "
+                   "getline and parse them with sscanf, or read in sequential code "
+                   "(ompshim(7), FILES)", shim.rank);
+    return fn(f, fmt, ap);
 }
 
 static int s_vfscanf(FILE *f, const char *fmt, va_list ap)
 {
-    if (shim_stream_remote(f))
-        no_scanf(f);
-    return vfscanf(f, fmt, ap);
+    return scan(vfscanf, f, fmt, ap);
+}
+
+static int s_isoc99_vfscanf(FILE *f, const char *fmt, va_list ap)
+{
+    return scan(__isoc99_vfscanf, f, fmt, ap);
 }
 
 static int s_fscanf(FILE *f, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = s_vfscanf(f, fmt, ap);
+    int n = scan(vfscanf, f, fmt, ap);
     va_end(ap);
     return n;
-}
-
-extern int __isoc99_vfscanf(FILE *, const char *, va_list);
-
-static int s_isoc99_vfscanf(FILE *f, const char *fmt, va_list ap)
-{
-    if (shim_stream_remote(f))
-        no_scanf(f);
-    return __isoc99_vfscanf(f, fmt, ap);
 }
 
 static int s_isoc99_fscanf(FILE *f, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = s_isoc99_vfscanf(f, fmt, ap);
+    int n = scan(__isoc99_vfscanf, f, fmt, ap);
     va_end(ap);
     return n;
 }
