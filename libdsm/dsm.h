@@ -77,6 +77,9 @@ DSM_PUBLIC void   dsm_barrier(void);
 DSM_PUBLIC void   dsm_lock_acquire(int lock_id);
 DSM_PUBLIC void   dsm_lock_release(int lock_id);
 DSM_PUBLIC int    dsm_lock_count(void);
+/* Make this node's writes visible at their homes and drop its copies of
+ * pages homed elsewhere (dsm_flush(3)): flag-based synchronisation. */
+DSM_PUBLIC void   dsm_flush(void);
 
 /* Prefetch (dsm_prefetch(3)): ask for the pages [addr's page, +npages) that
  * have no valid copy here, in the background; returns at once.  0, or
@@ -132,6 +135,8 @@ struct dsm_stats {
     uint64_t mpi_lock_waits;    /* DSM_COMM=direct: times an application thread
                                    found the MPI mutex taken */
     double   mpi_lock_wait_time; /* total time application threads waited for it */
+    uint64_t flushes;           /* dsm_flush() calls */
+    double   flush_time;        /* total time inside dsm_flush() */
 };
 
 DSM_PUBLIC int    dsm_stats_get(struct dsm_stats *out);

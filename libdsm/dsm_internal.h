@@ -184,6 +184,10 @@ DSM_HIDDEN int  dsm__pt_init(void);
 DSM_HIDDEN void dsm__pt_fini(void);
 DSM_HIDDEN void dsm__page_lock(size_t p);
 DSM_HIDDEN void dsm__page_unlock(size_t p);
+/* Record that this node asks for a copy of page p, homed elsewhere (caller
+ * holds its lock); dsm_flush() takes the list and drops those copies. */
+DSM_HIDDEN void dsm__pt_note_copy(size_t p);
+DSM_HIDDEN size_t dsm__pt_take_copies(uint32_t **out);
 /* Record page p as written (caller holds its lock). */
 DSM_HIDDEN void dsm__pt_mark_written(size_t p);
 /* Take the list of pages marked since the last flush (clears it), or copy the
@@ -545,7 +549,8 @@ struct dsm_stats_raw {
              pages_migrated,
              prefetch_issued, prefetch_used, prefetch_wasted, prefetch_late,
              page_wait_ns, prefetch_aged,
-             mpi_lock_waits, mpi_lock_wait_ns;   /* direct: application threads */
+             mpi_lock_waits, mpi_lock_wait_ns,   /* direct: application threads */
+             flushes, flush_ns;
 };
 extern struct dsm_stats_raw dsm__st DSM_HIDDEN;
 #define DSM_STAT_ADD(field, v) \

@@ -34,6 +34,15 @@ static size_t nmarked, nepoch;
 static uint32_t *learned_list;
 static unsigned char *learned_at;
 static size_t nlearned;
+/* Pages homed elsewhere that this node asked for since the last
+ * dsm_flush(): the copies a flush drops.  copies_at marks the listed ones,
+ * so a page is listed once (a byte map, not a page flag: dsm_free and
+ * dsm_malloc clear the flags).  Under copies_lock, taken inside a page
+ * lock. */
+static pthread_mutex_t copies_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t *copies_list;
+static unsigned char *copies_at;
+static size_t ncopies;
 
 int dsm__pt_init(void)
 {
@@ -52,12 +61,16 @@ int dsm__pt_init(void)
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     learned_at = mmap(NULL, g->npages, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    copies_list = mmap(NULL, g->npages * 4, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    copies_at = mmap(NULL, g->npages, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (marked == MAP_FAILED || epoch_list == MAP_FAILED || learned_list == MAP_FAILED ||
-        learned_at == MAP_FAILED)
+        learned_at == MAP_FAILED || copies_list == MAP_FAILED || copies_at == MAP_FAILED)
         return -DSM_ENOMEM;
     for (int i = 0; i < DSM_PAGE_LOCKS; i++)
         pthread_mutex_init(&page_locks[i], NULL);
-    nmarked = nepoch = nlearned = 0;
+    nmarked = nepoch = nlearned = ncopies = 0;
     return 0;
 }
 
@@ -70,9 +83,11 @@ void dsm__pt_fini(void)
     if (epoch_list) munmap(epoch_list, g->npages * 4);
     if (learned_list) munmap(learned_list, g->npages * 4);
     if (learned_at) munmap(learned_at, g->npages);
+    if (copies_list) munmap(copies_list, g->npages * 4);
+    if (copies_at) munmap(copies_at, g->npages);
     g->pages = NULL;
-    marked = epoch_list = learned_list = NULL;
-    learned_at = NULL;
+    marked = epoch_list = learned_list = copies_list = NULL;
+    learned_at = copies_at = NULL;
 }
 
 void dsm__page_lock(size_t p)   { pthread_mutex_lock(&page_locks[p % DSM_PAGE_LOCKS]); }
@@ -146,6 +161,34 @@ void dsm__pt_note_learned(const uint32_t *pages, size_t n)
             learned_list[nlearned++] = pages[i];
         }
     pthread_mutex_unlock(&list_lock);
+}
+
+void dsm__pt_note_copy(size_t p)
+{
+    if (__atomic_load_n(&copies_at[p], __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&copies_lock);
+    if (!copies_at[p]) {
+        copies_at[p] = 1;
+        copies_list[ncopies++] = (uint32_t)p;
+    }
+    pthread_mutex_unlock(&copies_lock);
+}
+
+size_t dsm__pt_take_copies(uint32_t **out)
+{
+    size_t n;
+    pthread_mutex_lock(&copies_lock);
+    n = ncopies;
+    *out = malloc((n ? n : 1) * sizeof **out);
+    if (!*out)
+        dsm__fatal("out of private memory for %zu copies", n);
+    memcpy(*out, copies_list, n * sizeof **out);
+    for (size_t i = 0; i < n; i++)
+        copies_at[copies_list[i]] = 0;
+    ncopies = 0;
+    pthread_mutex_unlock(&copies_lock);
+    return n;
 }
 
 void dsm__pt_clear_epoch(void)

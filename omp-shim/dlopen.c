@@ -188,6 +188,7 @@ static void join(const struct dl_desc *d)
         if (k < 0)
             continue;
         shim_got_bind_object(j.info[i].dlpi_addr);
+        shim_flush_trap_object(&j.info[i]);
         if (share && shim_data_segment(shim_applibs_data(k), &spec[n], copy[n]))
             n++;
     }

@@ -8,6 +8,7 @@
 #ifndef OMPSHIM_SHIM_H
 #define OMPSHIM_SHIM_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -212,6 +213,14 @@ SHIM_HIDDEN uint32_t shim_word_tag(uint32_t *w, uint32_t seen);
 SHIM_HIDDEN void shim_signals_init(void);
 /* ---- inline_atomics.c: lock-prefixed instructions run at the home ---- */
 SHIM_HIDDEN void shim_inline_atomics_init(void);
+/* ---- flush_trap.c ---- */
+SHIM_HIDDEN void shim_flush_trap_init(void);
+SHIM_HIDDEN int shim_flush_trap_enabled(void);
+SHIM_HIDDEN size_t shim_flush_trap_sites(void);
+struct dl_phdr_info;
+SHIM_HIDDEN void shim_flush_trap_object(const struct dl_phdr_info *info);
+/* signals.c: run the program's own SIGILL action; 0 if it has none. */
+SHIM_HIDDEN int shim_program_sigill(int sig, siginfo_t *si, void *uc);
 
 /* ---- syscalls.c ---- */
 /* Make the DSM pages of [buf, buf + len) valid before the kernel moves data

@@ -12,6 +12,10 @@
  * anywhere else (libsigsegv, MPI) and every other signal go to the C
  * library.
  *
+ * SIGILL likewise when the shim traps the program's flush instructions
+ * (flush_trap.c): its handler runs the program's action for any other
+ * SIGILL.
+ *
  * The same holds for sigaltstack: the alternate stack is where libdsm's
  * handler runs, and the kernel writes the signal frame there before any
  * handler can make a page valid, so a stack that the program allocates
@@ -35,12 +39,13 @@
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
-static struct sigaction program_act[2];         /* SIGSEGV, SIGBUS */
+static struct sigaction program_act[3];         /* SIGSEGV, SIGBUS, SIGILL */
 static pthread_mutex_t act_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static int slot_of(int sig)
 {
-    return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
+    return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 :
+           sig == SIGILL && shim_flush_trap_enabled() ? 2 : -1;
 }
 
 static sigaction_fn libc_sigaction(void)
@@ -73,9 +78,25 @@ static int run_program_handler(void *addr)
     return 1;
 }
 
+/* A SIGILL that is not a trapped flush (flush_trap.c): the program's own
+ * action, with the real siginfo and context. */
+int shim_program_sigill(int sig, siginfo_t *si, void *uc)
+{
+    struct sigaction a = program_act[2];
+    if (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN))
+        return 0;
+    if (a.sa_flags & SA_RESETHAND)
+        program_act[2].sa_handler = SIG_DFL, program_act[2].sa_flags = 0;
+    if (a.sa_flags & SA_SIGINFO)
+        a.sa_sigaction(sig, si, uc);
+    else
+        a.sa_handler(sig);
+    return 1;
+}
+
 void shim_signals_init(void)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         memset(&program_act[k], 0, sizeof program_act[k]);
         program_act[k].sa_handler = SIG_DFL;
     }

@@ -373,6 +373,7 @@ static void setup(char **argv)
     shim_heap_init();
     shim_signals_init();
     shim_inline_atomics_init();
+    shim_flush_trap_init();
     shim_mmap_init();
     shim_fileio_init();
     shim_streams_init();
