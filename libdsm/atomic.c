@@ -161,6 +161,17 @@ static int valid_op(const struct dsm_wire_atomic *o, size_t ps)
            o->offset % o->size == 0 && o->offset <= ps - o->size;
 }
 
+/* The program's data changed at its home (done): this node's next
+ * dsm_flush tells the others (flush.c).  The work-share counters are the
+ * shim's own. */
+static void announce(size_t p, enum dsm_aop op)
+{
+    if (op < DSM_AOP_WS_GRAB && modifies(op)) {
+        uint32_t pg32 = (uint32_t)p;
+        dsm__pt_add_announce(&pg32, 1);
+    }
+}
+
 uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uint64_t b,
                      uint64_t c, uint64_t d, uint64_t *r2)
 {
@@ -192,6 +203,7 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
         uint64_t r = exec_op(p, &o, r2);
         if (modifies(op))
             mark_home_write(p);
+        announce(p, op);
         return r;
     }
 
@@ -219,6 +231,7 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
     *r2 = res.r2;
     if (op < DSM_AOP_WS_GRAB)
         refresh_copy(p, &o, res.r, res.r2);
+    announce(p, op);
     return res.r;
 }
 

@@ -308,7 +308,6 @@ static void install(size_t first, size_t count, int root)
              * from a home, nor a prefetch as used or wasted. */
             dsm__pb_add(&pb, p, PROT_READ);
             pg->state = DSM_P_READ_ONLY;
-            dsm__pt_note_copy(p);
         } else if (pg->state != DSM_P_READ_ONLY) {
             dsm__fatal("dsm_bcast: page %zu is %s here after the broadcast; another "
                        "thread of this node touched shared memory during the collective "

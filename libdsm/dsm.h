@@ -137,6 +137,8 @@ struct dsm_stats {
     double   mpi_lock_wait_time; /* total time application threads waited for it */
     uint64_t flushes;           /* dsm_flush() calls */
     double   flush_time;        /* total time inside dsm_flush() */
+    uint64_t flush_drops;       /* of those, flushes that dropped copies of pages
+                                   that other nodes' flushes had released */
 };
 
 DSM_PUBLIC int    dsm_stats_get(struct dsm_stats *out);

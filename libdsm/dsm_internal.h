@@ -184,10 +184,16 @@ DSM_HIDDEN int  dsm__pt_init(void);
 DSM_HIDDEN void dsm__pt_fini(void);
 DSM_HIDDEN void dsm__page_lock(size_t p);
 DSM_HIDDEN void dsm__page_unlock(size_t p);
-/* Record that this node asks for a copy of page p, homed elsewhere (caller
- * holds its lock); dsm_flush() takes the list and drops those copies. */
-DSM_HIDDEN void dsm__pt_note_copy(size_t p);
-DSM_HIDDEN size_t dsm__pt_take_copies(uint32_t **out);
+/* dsm_flush's page sets (flush.c), each a list without repeats, cleared at
+ * every barrier.  announce: pages this node released (or changed with an
+ * atomic operation at their home) since its last flush; pending: pages
+ * other nodes' flushes released since this node's last flush.  Any thread
+ * (pending also inside a signal handler: no allocation); take returns a
+ * malloc'd copy and empties the set. */
+DSM_HIDDEN void dsm__pt_add_announce(const uint32_t *pages, size_t n);
+DSM_HIDDEN size_t dsm__pt_take_announce(uint32_t **out);
+DSM_HIDDEN void dsm__pt_add_pending(const uint32_t *pages, size_t n);
+DSM_HIDDEN size_t dsm__pt_take_pending(uint32_t **out);
 /* Record page p as written (caller holds its lock). */
 DSM_HIDDEN void dsm__pt_mark_written(size_t p);
 /* Take the list of pages marked since the last flush (clears it), or copy the
@@ -333,7 +339,11 @@ DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n, int at_barrier);
 /* A release's first half: send the diffs of every page this node wrote
  * since the last release, and wait for the homes' acks (one release at a
  * time per node). */
-DSM_HIDDEN void dsm__release_writes(int at_barrier);
+/* Returns the number of pages this node had written since its last release. */
+DSM_HIDDEN size_t dsm__release_writes(int at_barrier);
+/* dsm_flush (flush.c): send the pages to every other node (FLUSH_NOTICE)
+ * and wait until all have recorded them. */
+DSM_HIDDEN void dsm__flush_notify(const uint32_t *pages, size_t n);
 /* Send this node's unreleased writes to page p (a dirty copy) to its home
  * now, and keep the copy writable (atomic.c: an atomic at the home must
  * follow this thread's earlier plain writes). */
@@ -550,7 +560,7 @@ struct dsm_stats_raw {
              prefetch_issued, prefetch_used, prefetch_wasted, prefetch_late,
              page_wait_ns, prefetch_aged,
              mpi_lock_waits, mpi_lock_wait_ns,   /* direct: application threads */
-             flushes, flush_ns;
+             flushes, flush_ns, flush_drops;
 };
 extern struct dsm_stats_raw dsm__st DSM_HIDDEN;
 #define DSM_STAT_ADD(field, v) \

@@ -79,7 +79,6 @@ static int handle_kind(size_t p, int *kind, uint64_t *wait_ns)
     if (t.actions & DSM_ACT_FETCH) {
         pg->state = t.next;
         pg->flags &= (uint8_t)~DSM_PF_STALE;
-        dsm__pt_note_copy(p);
         if (dsm__unlikely(g->cfg.prefetch == DSM_PREFETCH_HISTORY))
             dsm__history_record(p);
         dsm__page_unlock(p);

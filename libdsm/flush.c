@@ -3,17 +3,38 @@
  * lock, for programs that synchronise through shared flags (OpenMP's
  * flush).
  *
- * A flush is a release followed by an acquire that names no lock: this
- * node's writes go to their homes (and the homes acknowledge them), then
- * every copy this node holds of a page homed elsewhere is dropped, so the
- * next access fetches the home's page.  The acquire has no write notices
- * to go by (nobody told this node what changed), so it drops every copy
- * fetched since the last flush (page_table.c keeps that list).  So if
- * thread A writes x, flushes, then sets a flag and flushes, and thread B,
- * on any node, flushes until it sees the flag and then reads x, B sees A's
- * x: A's flush returned only after x's home applied it, and B's copy of x's
- * page, if any, is from before the flush that saw the flag, so it is
- * dropped.
+ * A flush is a release that tells every node what it released, followed
+ * by an acquire of what the others told this node.
+ *
+ * Release: this node's writes go to their homes, and the homes acknowledge
+ * them (as at a lock release).  Then, if this node released any page since
+ * its last flush (here or at a lock release) or changed one with an atomic
+ * operation at its home, every other node gets the list (FLUSH_NOTICE),
+ * and the flush waits until all have recorded it.
+ *
+ * Acquire: the pages that other nodes' flushes listed since this node's
+ * last flush are dropped here (if this node holds a copy), so the next
+ * access fetches the home's page.  Copies of pages nobody listed stay: a
+ * thread that polls a flag costs a local check a poll until the writer
+ * flushes, and a thread that flushes in a loop over read-only data keeps
+ * its copies.
+ *
+ * Why it is enough, for a program that flushes as OpenMP says it must:
+ * thread A writes x, flushes, sets a flag and flushes; thread B, on
+ * another node, flushes and reads the flag until it is set, then flushes
+ * once more and reads x.  A's first flush returned only after x's home
+ * applied x and after B's node had recorded x's page, and A set the flag
+ * after that; so when B sees the flag, B's node has the page recorded.
+ * Either a flush of B's node took it already (and dropped B's copy then:
+ * a copy of x's page that B holds now was fetched after x reached its
+ * home), or B's flush after the flag takes it and drops the copy.  Without
+ * that last flush B may read a stale x: its flush before the flag read can
+ * come before the notice, and the flag itself may be on a page homed at B,
+ * or fetched fresh because B had no copy.  Writes released by a lock
+ * release and then announced by a flush of the flag are covered the same
+ * way; a flag set without a flush by the writer is not (as in OpenMP).
+ * Barriers clear both lists (page_table.c): their own notices drop every
+ * copy that a flush would.
  *
  * Threads: any application thread, at any time (also from a signal
  * handler that runs on a synchronous signal, as the shim's flush trap does).
@@ -26,14 +47,21 @@ void dsm_flush(void)
 {
     uint32_t *list;
     uint64_t t0;
+    size_t n;
 
     DSM_CHECK_RUNNING();
     t0 = dsm__now_ns();
     dsm__release_writes(0);
-    size_t n = dsm__pt_take_copies(&list);
+    n = dsm__pt_take_announce(&list);
+    if (n && dsm__g.nodes > 1)
+        dsm__flush_notify(list, n);
+    free(list);
+    n = dsm__pt_take_pending(&list);
     for (size_t i = 0; i < n; i++)
         dsm__invalidate_copy(list[i], NULL);
     free(list);
+    if (n)
+        DSM_STAT_ADD(flush_drops, 1);
     DSM_STAT_ADD(flushes, 1);
     DSM_STAT_ADD(flush_ns, dsm__now_ns() - t0);
 }

@@ -34,15 +34,75 @@ static size_t nmarked, nepoch;
 static uint32_t *learned_list;
 static unsigned char *learned_at;
 static size_t nlearned;
-/* Pages homed elsewhere that this node asked for since the last
- * dsm_flush(): the copies a flush drops.  copies_at marks the listed ones,
- * so a page is listed once (a byte map, not a page flag: dsm_free and
- * dsm_malloc clear the flags).  Under copies_lock, taken inside a page
- * lock. */
-static pthread_mutex_t copies_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t *copies_list;
-static unsigned char *copies_at;
-static size_t ncopies;
+/* dsm_flush's sets (flush.c): a list of pages and a byte map of the
+ * listed ones, npages each, under the set's own mutex (never held while
+ * taking another lock). */
+struct page_set {
+    pthread_mutex_t mu;
+    uint32_t *list;
+    unsigned char *at;
+    size_t n;
+};
+static struct page_set announce = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0 };
+static struct page_set pending = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0 };
+
+static int set_map(struct page_set *s, size_t npages)
+{
+    s->list = mmap(NULL, npages * 4, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    s->at = mmap(NULL, npages, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    s->n = 0;
+    return s->list == MAP_FAILED || s->at == MAP_FAILED ? -1 : 0;
+}
+
+static void set_unmap(struct page_set *s, size_t npages)
+{
+    if (s->list && s->list != MAP_FAILED) munmap(s->list, npages * 4);
+    if (s->at && s->at != MAP_FAILED) munmap(s->at, npages);
+    s->list = NULL;
+    s->at = NULL;
+}
+
+static void set_add(struct page_set *s, const uint32_t *pages, size_t n)
+{
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < n; i++)
+        if (pages[i] < dsm__g.npages && !s->at[pages[i]]) {
+            s->at[pages[i]] = 1;
+            s->list[s->n++] = pages[i];
+        }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static size_t set_take(struct page_set *s, uint32_t **out)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->n;
+    *out = malloc((n ? n : 1) * sizeof **out);
+    if (!*out)
+        dsm__fatal("out of private memory for %zu pages of a flush", n);
+    memcpy(*out, s->list, n * sizeof **out);
+    for (size_t i = 0; i < n; i++)
+        s->at[s->list[i]] = 0;
+    s->n = 0;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+static void set_clear(struct page_set *s)
+{
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->n; i++)
+        s->at[s->list[i]] = 0;
+    s->n = 0;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void dsm__pt_add_announce(const uint32_t *pages, size_t n) { set_add(&announce, pages, n); }
+size_t dsm__pt_take_announce(uint32_t **out) { return set_take(&announce, out); }
+void dsm__pt_add_pending(const uint32_t *pages, size_t n) { set_add(&pending, pages, n); }
+size_t dsm__pt_take_pending(uint32_t **out) { return set_take(&pending, out); }
 
 int dsm__pt_init(void)
 {
@@ -61,16 +121,13 @@ int dsm__pt_init(void)
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     learned_at = mmap(NULL, g->npages, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    copies_list = mmap(NULL, g->npages * 4, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    copies_at = mmap(NULL, g->npages, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (marked == MAP_FAILED || epoch_list == MAP_FAILED || learned_list == MAP_FAILED ||
-        learned_at == MAP_FAILED || copies_list == MAP_FAILED || copies_at == MAP_FAILED)
+        learned_at == MAP_FAILED || set_map(&announce, g->npages) != 0 ||
+        set_map(&pending, g->npages) != 0)
         return -DSM_ENOMEM;
     for (int i = 0; i < DSM_PAGE_LOCKS; i++)
         pthread_mutex_init(&page_locks[i], NULL);
-    nmarked = nepoch = nlearned = ncopies = 0;
+    nmarked = nepoch = nlearned = 0;
     return 0;
 }
 
@@ -83,11 +140,11 @@ void dsm__pt_fini(void)
     if (epoch_list) munmap(epoch_list, g->npages * 4);
     if (learned_list) munmap(learned_list, g->npages * 4);
     if (learned_at) munmap(learned_at, g->npages);
-    if (copies_list) munmap(copies_list, g->npages * 4);
-    if (copies_at) munmap(copies_at, g->npages);
+    set_unmap(&announce, g->npages);
+    set_unmap(&pending, g->npages);
     g->pages = NULL;
-    marked = epoch_list = learned_list = copies_list = NULL;
-    learned_at = copies_at = NULL;
+    marked = epoch_list = learned_list = NULL;
+    learned_at = NULL;
 }
 
 void dsm__page_lock(size_t p)   { pthread_mutex_lock(&page_locks[p % DSM_PAGE_LOCKS]); }
@@ -163,34 +220,6 @@ void dsm__pt_note_learned(const uint32_t *pages, size_t n)
     pthread_mutex_unlock(&list_lock);
 }
 
-void dsm__pt_note_copy(size_t p)
-{
-    if (__atomic_load_n(&copies_at[p], __ATOMIC_RELAXED))
-        return;
-    pthread_mutex_lock(&copies_lock);
-    if (!copies_at[p]) {
-        copies_at[p] = 1;
-        copies_list[ncopies++] = (uint32_t)p;
-    }
-    pthread_mutex_unlock(&copies_lock);
-}
-
-size_t dsm__pt_take_copies(uint32_t **out)
-{
-    size_t n;
-    pthread_mutex_lock(&copies_lock);
-    n = ncopies;
-    *out = malloc((n ? n : 1) * sizeof **out);
-    if (!*out)
-        dsm__fatal("out of private memory for %zu copies", n);
-    memcpy(*out, copies_list, n * sizeof **out);
-    for (size_t i = 0; i < n; i++)
-        copies_at[copies_list[i]] = 0;
-    ncopies = 0;
-    pthread_mutex_unlock(&copies_lock);
-    return n;
-}
-
 void dsm__pt_clear_epoch(void)
 {
     /* Barrier only: no other thread touches shared memory now. */
@@ -202,6 +231,11 @@ void dsm__pt_clear_epoch(void)
         learned_at[learned_list[i]] = 0;
     nlearned = 0;
     pthread_mutex_unlock(&list_lock);
+    /* Every page in them was written in the interval that ends here, so the
+     * barrier's notices have dropped the stale copies already.  A notice of
+     * a flush after this barrier waits for the next epoch (protocol.c). */
+    set_clear(&announce);
+    set_clear(&pending);
 }
 
 static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)

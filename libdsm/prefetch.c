@@ -151,7 +151,6 @@ static int mark(size_t p)
     if (t.actions & DSM_ACT_FETCH) {
         pg->state = t.next;
         pg->flags = (uint8_t)((pg->flags & ~DSM_PF_STALE) | DSM_PF_PREFETCHING);
-        dsm__pt_note_copy(p);
         marked = 1;
     }
     dsm__page_unlock(p);

@@ -115,6 +115,7 @@ static int too_early(const struct dsm_wire_hdr *h, const void *payload)
 static void on_page_req(const struct dsm_wire_hdr *h);
 static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *pl);
 static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl);
+static void on_flush_notice(const struct dsm_wire_hdr *h, const unsigned char *pl);
 
 void dsm__serve_deferred(void)
 {
@@ -131,6 +132,8 @@ void dsm__serve_deferred(void)
                 on_page_req(&d->h);
             else if (d->h.type == DSM_MSG_DIFF)
                 on_diff(&d->h, d->payload);
+            else if (d->h.type == DSM_MSG_FLUSH_NOTICE)
+                on_flush_notice(&d->h, d->payload);
             else if (d->h.type == DSM_MSG_PREFETCH_REQ)
                 on_prefetch_req(&d->h, d->payload);
             else
@@ -426,6 +429,11 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
     case DSM_MSG_CALL_REPLY:
         dsm__on_call_reply(h, pl);
         break;
+    case DSM_MSG_FLUSH_NOTICE:
+        if (h->len % 4)
+            goto bad;
+        on_flush_notice(h, pl);
+        break;
     case DSM_MSG_LOCK_REL:
         if (h->id >= (uint32_t)dsm__g.cfg.max_locks ||
             h->id % (uint32_t)dsm__g.nodes != (uint32_t)dsm__g.rank || h->len % 4)
@@ -565,15 +573,45 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
 }
 
 
-void dsm__release_writes(int at_barrier)
+size_t dsm__release_writes(int at_barrier)
 {
     uint32_t *list;
     pthread_mutex_lock(&release_lock);
     dsm__notrap_mark();
     size_t n = dsm__pt_take_marked(&list);
     dsm__flush(list, n, at_barrier);
+    /* A dsm_flush after this release announces these pages (flush.c). */
+    dsm__pt_add_announce(list, n);
     pthread_mutex_unlock(&release_lock);
     free(list);
+    return n;
+}
+
+void dsm__flush_notify(const uint32_t *pages, size_t n)
+{
+    struct dsm_global *g = &dsm__g;
+    uint32_t waiter = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
+    dsm__waiter_add_expected(waiter, g->nodes - 1);
+    for (int r = 0; r < g->nodes; r++)
+        if (r != g->rank)
+            dsm__msg_send_pages(DSM_MSG_FLUSH_NOTICE, r, pages, n, 0, waiter, 0, 0, 0);
+    dsm__waiter_wait(waiter);
+    dsm__waiter_put(waiter);
+}
+
+/* Another node's dsm_flush released these pages: this node's next flush
+ * drops its copies of them.  Acknowledged once the pages are recorded, so
+ * that the sender's flush returns only when every node will drop them. */
+static void on_flush_notice(const struct dsm_wire_hdr *h, const unsigned char *pl)
+{
+    if (too_early(h, pl))
+        return;
+    dsm__pt_add_pending((const uint32_t *)(const void *)pl, h->len / 4);
+    if (h->flags & DSM_MF_LAST) {
+        struct dsm_msg *m = dsm__msg_new(DSM_MSG_DIFF_ACK, h->src, 0);
+        m->hdr.waiter = h->waiter;
+        dsm__msg_send(m);
+    }
 }
 
 void dsm__flush_page_now(size_t p)

@@ -123,7 +123,8 @@ static void describe(struct dsm_sbuf *sb, const struct dsm_waiter *w)
     case DSM_WAIT_ACKS:
         dsm__sb_i(sb, w->remaining);
         dsm__sb_str(sb, " acknowledgement(s) of diffs sent to the homes of written "
-                    "pages (DIFF, DIFF_ACK awaited)");
+                    "pages (DIFF, DIFF_ACK awaited), or of a dsm_flush's notices "
+                    "(FLUSH_NOTICE)");
         break;
     case DSM_WAIT_BARRIER:
         dsm__sb_str(sb, "the release of barrier ");

@@ -34,6 +34,8 @@ enum dsm_msg_type {
                                  alone on DSM_TAG_PAGE + waiter, in payload order */
     DSM_MSG_CALL_REQ,         /* id=service, waiter, payload=request (service.c) */
     DSM_MSG_CALL_REPLY,       /* id=service, waiter, arg=result, payload=reply bytes */
+    DSM_MSG_FLUSH_NOTICE,     /* waiter, payload=u32 pages the sender released since its
+                                 last dsm_flush; LAST asks a DIFF_ACK (flush.c) */
     DSM_MSG_NTYPES
 };
 

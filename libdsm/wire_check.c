@@ -178,6 +178,8 @@ int dsm__wire_check(const struct dsm_wire_limits *l, const void *msg, size_t cou
         if (h.id >= l->npages || h.len != sizeof(struct dsm_wire_atomic))
             break;
         return check_atomic(l, pl, why, whylen);
+    case DSM_MSG_FLUSH_NOTICE:
+        return check_pages(l, pl, h.len, 0, "FLUSH_NOTICE", why, whylen);
     case DSM_MSG_CALL_REQ:
     case DSM_MSG_CALL_REPLY:
         if (h.id >= DSM_SERVICE_MAX || h.len > DSM_CALL_MAX)

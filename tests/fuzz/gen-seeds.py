@@ -12,7 +12,7 @@ import struct
 
 T = dict(PAGE_REQ=1, PAGE_REPLY=2, DIFF=3, DIFF_ACK=4, BARRIER_ENTER=5, BARRIER_RELEASE=6,
          LOCK_REQ=7, LOCK_GRANT=8, LOCK_REL=9, LOCK_REL_ACK=10, ATOMIC_REQ=11, ATOMIC_REPLY=12,
-         PREFETCH_REQ=13, CALL_REQ=14, CALL_REPLY=15)
+         PREFETCH_REQ=13, CALL_REQ=14, CALL_REPLY=15, FLUSH_NOTICE=16)
 LAST, NOCOPY, MANY, DIFF_MASKED = 1, 0x80000000, -2, 0x80000000
 
 
@@ -58,6 +58,7 @@ seeds = {
     "prefetch_req": msg(0, 1, "PREFETCH_REQ", struct.pack("<3I", 4, 5, 9), id_=4, waiter=8),
     "call_req": msg(0, 2, "CALL_REQ", struct.pack("<iQ", 5, 7) + b"hello", id_=1, waiter=9),
     "call_reply": msg(2, 0, "CALL_REPLY", b"world", id_=1, waiter=9, arg=5),
+    "flush_notice": msg(1, 2, "FLUSH_NOTICE", struct.pack("<3I", 3, 8, 15), flags=LAST, waiter=10),
 }
 
 here = os.path.dirname(os.path.abspath(__file__))

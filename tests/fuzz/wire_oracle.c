@@ -145,6 +145,7 @@ static const char *decode(const struct dsm_wire_limits *l, const uint8_t *msg, s
         if (h.id >= l->max_locks)
             return broken("a lock beyond max_locks", h.type, h.id);
         /* fall through - the payload is a list of pages */
+    case DSM_MSG_FLUSH_NOTICE:
     case DSM_MSG_BARRIER_ENTER:
         if (h.len % 4)
             return broken("a page list of odd length", h.type, h.len);

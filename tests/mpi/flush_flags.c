@@ -4,9 +4,11 @@
  *
  * In round k the owner, rank k % N, waits until every rank has acknowledged
  * round k-1, writes a block of values derived from k, calls dsm_flush(),
- * sets the turn word to k + 1 (and its own ack) and calls dsm_flush() again.  Every other rank
- * calls dsm_flush() and reads the turn word until it is k + 1, then checks
- * the block and acknowledges the round in its own word of the ack page
+ * sets the turn word to k + 1 (and its own ack) and calls dsm_flush() again.
+ * Every other rank calls dsm_flush() and reads the turn word until it is
+ * k + 1, and calls dsm_flush() once more (the acquire that orders the flag
+ * before the data, as the flush after a flag loop does in OpenMP); then it
+ * checks the block and acknowledges the round in its own word of the ack page
  * (every rank writes a word of that one page: diffs of several writers).
  * The block spans pages with cyclic homes, so every reader holds copies of
  * it from the round before, homed on the owner, on itself and on others;
@@ -59,7 +61,7 @@ int main(int argc, char **argv)
     block = mt_malloc_home(BLOCK_PAGES * ps, DSM_HOME_CYCLIC, 0);
     /* Two control pages homed on the last rank: the turn word, and the
      * ack page with one word per rank. */
-    ctl = mt_malloc_home(2 * ps, DSM_HOME_BLOCK, n - 1);
+    ctl = mt_malloc_home(2 * ps, DSM_HOME_NODE, n - 1);
     volatile uint32_t *turn = ctl;
     volatile uint32_t *ack = ctl + ps / sizeof *ctl;
     words = BLOCK_PAGES * ps / sizeof *block;
@@ -75,6 +77,7 @@ int main(int argc, char **argv)
                     snprintf(what, sizeof what, "rank %d's ack", r);
                     wait_for(&ack[r], (uint32_t)round, 1, limit, what, round);
                 }
+            dsm_flush();
             for (size_t j = 0; j < words; j++)
                 block[j] = value(round, j);
             dsm_flush();
@@ -83,6 +86,7 @@ int main(int argc, char **argv)
             dsm_flush();
         } else {
             wait_for(turn, (uint32_t)round + 1, 0, limit, "the turn word", round);
+            dsm_flush();    /* the acquire after the flag, before the data */
             snprintf(what, sizeof what, "round %d, owner %d", round, owner);
             for (size_t j = 0; j < words; j++)
                 mt_expect_u32(what, &block[j], value(round, j));

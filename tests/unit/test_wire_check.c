@@ -279,6 +279,20 @@ static int replay(const char *sub, unsigned long *acc, unsigned long *least)
     return files;
 }
 
+/* FLUSH_NOTICE (flush.c): a list of pages of the region, from any rank,
+ * possibly empty (a last chunk). */
+static void test_flush_notice(void **state)
+{
+    (void)state;
+    uint32_t pages[3] = { 0, 5, (uint32_t)L.npages - 1 };
+    assert_int_equal(check(&L, mk(DSM_MSG_FLUSH_NOTICE, 0, 0, pages, sizeof pages), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_FLUSH_NOTICE, 2, 0, NULL, 0), 2), 0);
+    pages[1] = (uint32_t)L.npages;
+    assert_int_equal(check(&L, mk(DSM_MSG_FLUSH_NOTICE, 0, 0, pages, sizeof pages), 0),
+                     -DSM_EPROTO);
+    assert_int_equal(check(&L, mk(DSM_MSG_FLUSH_NOTICE, 0, 0, pages, 6), 0), -DSM_EPROTO);
+}
+
 /* Service calls (service.c): a known service, at most DSM_CALL_MAX bytes,
  * from any rank to any rank. */
 static void test_calls(void **state)
@@ -332,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_notices),
         cmocka_unit_test(test_atomics),
         cmocka_unit_test(test_calls),
+        cmocka_unit_test(test_flush_notice),
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_regress),
     };

@@ -13,7 +13,7 @@
 enum { LINK_NONE = 0, LINK_SHARED, LINK_NIC };
 enum { COMPUTE_WALL = 0, COMPUTE_CPU };
 enum { XFER_TO_COMM = 0, XFER_TO_WAITER = 1 };
-#define MODEL_NTYPES 16             /* message types (libdsm/wire.h) + 1 */
+#define MODEL_NTYPES 17             /* message types (libdsm/wire.h) + 1 */
 
 struct model {
     char   name[64];

@@ -36,7 +36,7 @@ const char *tr_msg_name(int type)
     static const char *names[] = { "?", "PAGE_REQ", "PAGE_REPLY", "DIFF", "DIFF_ACK",
         "BARRIER_ENTER", "BARRIER_RELEASE", "LOCK_REQ", "LOCK_GRANT", "LOCK_REL",
         "LOCK_REL_ACK", "ATOMIC_REQ", "ATOMIC_REPLY", "PREFETCH_REQ", "CALL_REQ",
-        "CALL_REPLY" };
+        "CALL_REPLY", "FLUSH_NOTICE" };
     return type > 0 && type < (int)(sizeof names / sizeof names[0]) ? names[type] : "OTHER";
 }
 
