@@ -147,7 +147,13 @@ DEFINE_SIZE(8, uint64_t)
 SHIM_EXPORT void shim_sync_synchronize(void) __asm__("__sync_synchronize");
 void shim_sync_synchronize(void)
 {
-    __atomic_thread_fence(SEQ);
+    /* A flush, as the inline form the shim traps (flush_trap.c), when the
+     * program calls it (never for a runtime library's thread). */
+    if (shim_flush_trap_enabled() && shim_code_is_program(__builtin_return_address(0)) &&
+        dsm_initialized())
+        dsm_flush();
+    else
+        __atomic_thread_fence(SEQ);
 }
 
 /* ---- generic forms: sizes 1, 2, 4 and 8 ---- */

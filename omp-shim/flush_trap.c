@@ -41,6 +41,7 @@
 #include <capstone/capstone.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,7 +272,10 @@ static void on_sigill(int sig, siginfo_t *si, void *ucv)
     int len = site_at((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
     if (len) {
         int saved = errno;
-        if (shim.active && dsm_initialized())
+        /* Not on libdsm's communication thread (a library's callback into
+         * the program): a flush there would wait for its own acks. */
+        if (shim.active && dsm_initialized() &&
+            !pthread_equal(pthread_self(), dsm__g.comm_thread))
             dsm_flush();
         else
             __atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -27,6 +27,15 @@
  *                 same loop sequentially, without atomic
  *   reduction     inner x { #pragma omp parallel reduction(+:x)
  *                 { delay; x += 1 } }; reference: delay and x += 1
+ *   flush         one parallel region: inner x { delay; #pragma omp flush }
+ *                 in every thread, which writes nothing shared (not in
+ *                 syncbench: under the shim a flush is a trap and a
+ *                 dsm_flush, see ompshim(7))
+ *   flag          one parallel region: inner x a round trip of two flags
+ *                 between thread 0 and the last thread, each set after a
+ *                 delay and a flush, awaited with a flush in the loop and
+ *                 once after it (OpenMP's flag idiom); the other threads
+ *                 wait at the end; with one thread, a delay and two flushes
  *
  * The tests inside one parallel region include that region's fork and join
  * once per run, spread over `inner` repetitions (EPCC's choice too); where
@@ -73,7 +82,7 @@ static const struct obench_opt opts[] = {
     { "delay-us", OBENCH_DOUBLE, &opt_delay_us, "work inside each construct, in us" },
     { "tests", OBENCH_STRING, &opt_tests,
       "comma-separated, from parallel,for,parallel_for,barrier,single,\n"
-      "               critical,lock,atomic,reduction, or all" },
+      "               critical,lock,atomic,reduction,flush,flag, or all" },
     { 0, 0, 0, 0 }
 };
 
@@ -276,6 +285,66 @@ static void test_reduction(void)
     }
 }
 
+static void test_flush(void)
+{
+#pragma omp parallel
+    {
+        long j;
+
+        for (j = 0; j < innerreps; j++) {
+            delay(delaylength);
+#pragma omp flush
+        }
+    }
+}
+
+/* The flags live apart from the test's other data, one per page. */
+static int flag_ping[4096] __attribute__((aligned(65536)));
+static int flag_pong[4096] __attribute__((aligned(65536)));
+
+static void test_flag(void)
+{
+    int late = 0;
+
+    flag_ping[0] = flag_pong[0] = 0;
+#pragma omp parallel reduction(+:late)
+    {
+        int me = omp_get_thread_num(), last = omp_get_num_threads() - 1;
+        long j;
+
+        for (j = 1; j <= innerreps; j++) {
+            if (me == 0) {
+                delay(delaylength);
+#pragma omp flush
+                flag_ping[0] = (int)j;
+#pragma omp flush
+                if (last > 0) {
+                    while (1) {
+#pragma omp flush
+                        if (flag_pong[0] == (int)j)
+                            break;
+                    }
+#pragma omp flush
+                }
+            } else if (me == last) {
+                while (1) {
+#pragma omp flush
+                    if (flag_ping[0] == (int)j)
+                        break;
+                }
+#pragma omp flush
+                late += flag_ping[0] != (int)j;
+                flag_pong[0] = (int)j;
+#pragma omp flush
+            }
+        }
+    }
+    if (late) {
+        fprintf(stderr, "epcc: flag: %d handoffs saw another value after the flag\n", late);
+        wrong = 1;
+    }
+}
+
 /* --- measuring --------------------------------------------------------- */
 
 enum ref_kind { REF_DELAY, REF_ATOMIC, REF_REDUCTION, NREFS };
@@ -294,6 +363,8 @@ static const struct test {
     { "lock", test_lock, REF_DELAY },
     { "atomic", test_atomic, REF_ATOMIC },
     { "reduction", test_reduction, REF_REDUCTION },
+    { "flush", test_flush, REF_DELAY },
+    { "flag", test_flag, REF_DELAY },
 };
 #define NTESTS (sizeof tests / sizeof tests[0])
 

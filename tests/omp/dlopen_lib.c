@@ -54,6 +54,7 @@ int main(void)
     void (*fill)(long *, long) = (void (*)(long *, long))sym(h, "plugin_fill");
     long *(*make)(long) = (long *(*)(long))sym(h, "plugin_make");
     long (*bsum)(void) = (long (*)(void))sym(h, "plugin_block_sum");
+    long (*handoff)(long) = (long (*)(long))sym(h, "plugin_handoff");
 
     for (long round = 1; round <= 3; round++) {
         set(round, 100 * round);
@@ -76,6 +77,9 @@ int main(void)
         return 1;
     }
     ot_print("block sum %ld", bsum());
+    long got = handoff(4242);
+    OT_CHECK(got == 4242, "plugin_handoff: the last thread read %ld, expected 4242", got);
+    ot_print("handoff through a flag in the plug-in: %ld", got);
     /* The program's own region reads the plug-in's block and calls it. */
     long total = 0;
 #pragma omp parallel reduction(+ : total)

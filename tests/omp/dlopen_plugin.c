@@ -4,6 +4,9 @@
  * parallel loops of its own that read its global variables (set by its
  * constructor and by calls from sequential code) and memory it allocated
  * with malloc, and it calls into a library it needs (libdldep.so).
+ * plugin_handoff hands a value from thread 0 to the last thread through a
+ * flag and flushes: the shim traps the flushes of a library loaded with
+ * dlopen too (ompshim(7), SYNCHRONISATION).
  */
 #include <omp.h>
 #include <stdlib.h>
@@ -55,6 +58,55 @@ long *plugin_make(long n)
     for (long i = 0; i < n; i++)
         block[i] = i % 97;
     return block;
+}
+
+/* Every thread reads the block and the flag; after a barrier thread 0
+ * writes v into the block and sets the flag, flushing between and after;
+ * the last thread waits for the flag (flushing, at most 20 s), flushes and
+ * reads the block.  Returns what it read, or -1. */
+long plugin_handoff(long v)
+{
+    long *box = calloc(1024, sizeof *box), got = -1;
+    int *flag = calloc(1024, sizeof *flag);
+    if (!box || !flag)
+        return -1;
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num(), last = omp_get_num_threads() - 1;
+        /* The reader holds copies of both pages before the writes (a
+         * stale copy is what the flushes must replace). */
+        volatile long peek = box[1023] + *flag;
+        (void)peek;
+#pragma omp barrier
+        if (me == 0) {
+            /* Write only once the reader polls its copy: written at once,
+             * the reader's first read may come after the write reached its
+             * copy by other means, and the test would not test the flushes
+             * (without them it passes then; with this it fails). */
+            double t = omp_get_wtime();
+            while (omp_get_wtime() - t < 0.05)
+                ;
+            for (int i = 0; i < 1024; i++)
+                box[i] = v;
+#pragma omp flush
+            *flag = 1;
+#pragma omp flush
+        }
+        if (me == last) {
+            double t0 = omp_get_wtime();
+            int seen = 0;
+            while (!seen && omp_get_wtime() - t0 < 20.0) {
+#pragma omp flush
+                seen = *flag;
+            }
+#pragma omp flush
+            if (seen)
+                got = box[1023];
+        }
+    }
+    free(box);
+    free(flag);
+    return got;
 }
 
 /* A sum over that memory in the plugin's own region: per-thread partial
