@@ -10,11 +10,18 @@
  * store stays in its rank's copy and the reader reads its own.
  *
  * So at start-up, before the program runs, every such instruction of the
- * program's code is replaced by `ud2` and a nop of the rest of its length,
- * and a SIGILL handler runs dsm_flush() for it and steps over it.  The
- * program's code: the executable, and the libraries it needs that use
- * OpenMP themselves (DT_NEEDED libgomp; applibs.c says which are the
- * program's).  Not the C runtime's, MPI's or the shim's own fences.
+ * program's code is made to run dsm_flush().  The program's code: the
+ * executable, and the libraries it needs that use OpenMP themselves
+ * (DT_NEEDED libgomp; applibs.c says which are the program's).  Not the C
+ * runtime's, MPI's or the shim's own fences.
+ *   - `lock orq $0,(%rsp)` (6 bytes) becomes a jump to a stub of its own
+ *     (below the code, within 2 GiB), which steps below the red zone, calls
+ *     shim_flush_tramp_common (every register saved, XSAVE for the vector
+ *     state), and jumps back after the instruction: about 1 us.
+ *   - `mfence` (3 bytes, no room for a jump), and every site when there is
+ *     no room for stubs, no XSAVE, or OMPSHIM_FLUSH=trap, becomes `ud2` and
+ *     a nop; the SIGILL handler runs dsm_flush() and steps over it: tens
+ *     of us on a virtual machine (docs/RESULTS.md).
  *
  * The instructions are found without trusting a byte pattern alone: a
  * candidate (the bytes of the instruction, found with memmem) is patched
@@ -26,19 +33,24 @@
  *
  * A library the program loads later with dlopen is scanned the same way
  * when it joins the program on every rank (dlopen.c), after its
- * constructors ran (their fences stay fences: sequential code).
+ * constructors ran (their fences stay fences: sequential code); its sites
+ * trap, since stubs would take address space that the ranks' later loads
+ * must find the same (dlarena.c).
  *
  * OMPSHIM_FLUSH=off leaves the code as it is.  A SIGILL that is not one of
  * these goes to the program's own SIGILL action (signals.c), or kills the
- * process as it would have.
+ * process as it would have.  On libdsm's communication thread (a library's
+ * callback into the program), in a forked child and outside the run, a
+ * flush stays a fence.
  *
  * Threads: shim_flush_trap_init on the main thread at start-up, before
  * shim.active; shim_flush_trap_object on the thread that runs a dlopen
- * (one at a time, dlopen.c); the handler on whichever thread ran the
- * instruction.
+ * (one at a time, dlopen.c); the handler and the trampolines on whichever
+ * thread ran the instruction.
  */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
+#include <cpuid.h>
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -153,53 +165,256 @@ static int is_instruction(uintptr_t from, uintptr_t c, const struct fence *f)
     return found;
 }
 
-static void patch(uintptr_t c, const struct fence *f)
+/* Write len bytes of code at c. */
+static void write_code(uintptr_t c, const uint8_t *bytes, size_t len)
 {
     long ps = sysconf(_SC_PAGESIZE);
     uintptr_t lo = c & ~(uintptr_t)(ps - 1);
-    size_t span = c + f->len - lo;
+    size_t span = c + len - lo;
     if (mprotect((void *)lo, span, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
         dsm__fatal("cannot make the program's code at %#lx writable to trap its "
                    "flush (%s); run with OMPSHIM_FLUSH=off (ompshim(7))",
                    (unsigned long)c, strerror(errno));
-    memcpy((void *)c, f->patch, f->len);
+    memcpy((void *)c, bytes, len);
     if (mprotect((void *)lo, span, PROT_READ | PROT_EXEC) != 0)
         dsm__fatal("cannot make the program's code at %#lx executable again (%s)",
                    (unsigned long)c, strerror(errno));
-    add_site(c, f->len);
+}
+
+/* ---- trampolines ----
+ * A `lock orq $0,(%rsp)` (6 bytes) becomes `jmp stub; nop`, and its stub,
+ * within 2 GiB of it:
+ *     lea -128(%rsp),%rsp        step below the red zone the code may use
+ *     call *slot(%rip)           shim_flush_tramp_common (flush_tramp.S)
+ *     lea 128(%rsp),%rsp
+ *     jmp site+6
+ * A call costs far less than a trap (docs/RESULTS.md).  An mfence (3
+ * bytes) has no room for a jump: it traps.  Without room for the stubs
+ * near the code, or without XSAVE, every site traps. */
+#define STUB 32
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+extern void shim_flush_tramp_common(void) SHIM_HIDDEN;
+uint64_t shim_xsave_size SHIM_HIDDEN;      /* read by flush_tramp.S */
+
+static size_t ntramps;
+static int trap_only;          /* OMPSHIM_FLUSH=trap */
+
+/* Called by shim_flush_tramp_common with every register saved. */
+SHIM_HIDDEN void shim_flush_from_tramp(void);
+void shim_flush_from_tramp(void)
+{
+    int saved = errno;
+    if (shim.active && dsm_initialized() &&
+        !pthread_equal(pthread_self(), dsm__g.comm_thread))
+        dsm_flush();
+    else
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    errno = saved;
+}
+
+/* The common part of the trampolines.  Entered by the stub's call, below
+ * the red zone; saves every register the C code may change (the flags,
+ * the caller-saved general registers, and the whole extended state with
+ * XSAVE: the program may hold live vector registers across a flush, which
+ * is no call for the compiler), calls shim_flush_from_tramp, restores them
+ * and returns to the stub.  The XSAVE area is 64-byte aligned, and its
+ * header (bytes 512-575) zeroed, as XRSTOR requires. */
+__asm__(
+    ".text\n"
+    ".globl shim_flush_tramp_common\n"
+    ".hidden shim_flush_tramp_common\n"
+    ".type shim_flush_tramp_common, @function\n"
+    "shim_flush_tramp_common:\n"
+    "pushfq\n"
+    "pushq   %rax\n"
+    "pushq   %rcx\n"
+    "pushq   %rdx\n"
+    "pushq   %rsi\n"
+    "pushq   %rdi\n"
+    "pushq   %r8\n"
+    "pushq   %r9\n"
+    "pushq   %r10\n"
+    "pushq   %r11\n"
+    "pushq   %rbp\n"
+    "movq    %rsp, %rbp\n"
+    "movq    shim_xsave_size(%rip), %rax\n"
+    "subq    %rax, %rsp\n"
+    "andq    $-64, %rsp\n"
+    "xorl    %eax, %eax\n"
+    "movq    %rax, 512(%rsp)\n"
+    "movq    %rax, 520(%rsp)\n"
+    "movq    %rax, 528(%rsp)\n"
+    "movq    %rax, 536(%rsp)\n"
+    "movq    %rax, 544(%rsp)\n"
+    "movq    %rax, 552(%rsp)\n"
+    "movq    %rax, 560(%rsp)\n"
+    "movq    %rax, 568(%rsp)\n"
+    "movl    $-1, %eax\n"
+    "movl    $-1, %edx\n"
+    "xsave64 (%rsp)\n"
+    "call    shim_flush_from_tramp\n"
+    "movl    $-1, %eax\n"
+    "movl    $-1, %edx\n"
+    "xrstor64 (%rsp)\n"
+    "movq    %rbp, %rsp\n"
+    "popq    %rbp\n"
+    "popq    %r11\n"
+    "popq    %r10\n"
+    "popq    %r9\n"
+    "popq    %r8\n"
+    "popq    %rdi\n"
+    "popq    %rsi\n"
+    "popq    %rdx\n"
+    "popq    %rcx\n"
+    "popq    %rax\n"
+    "popfq\n"
+    "ret\n"
+    ".size shim_flush_tramp_common, .-shim_flush_tramp_common\n");
+
+static void xsave_init(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)))   /* OSXSAVE */
+        return;
+    if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || b < 576)
+        return;
+    shim_xsave_size = (uint64_t)b + 64;        /* room to align to 64 */
+}
+
+/* A mapping of size bytes below the code at lo, as near as is free. */
+static uint8_t *stub_area(uintptr_t lo, size_t size)
+{
+    const uintptr_t step = (uintptr_t)2 << 20;
+    for (uintptr_t k = 1; k <= 256; k++) {
+        uintptr_t hint = (lo & ~(step - 1)) - k * step;
+        if (hint < step || hint > lo)
+            break;
+        void *p = mmap((void *)hint, size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p == (void *)hint)
+            return p;
+        if (p != MAP_FAILED)
+            munmap(p, size);
+    }
+    return NULL;
+}
+
+static int fits_rel32(uintptr_t from_next, uintptr_t to)
+{
+    int64_t d = (int64_t)(to - from_next);
+    return d >= INT32_MIN && d <= INT32_MAX;
+}
+
+static void put_rel32(uint8_t *at, uintptr_t from_next, uintptr_t to)
+{
+    int32_t r = (int32_t)(int64_t)(to - from_next);
+    memcpy(at, &r, 4);
+}
+
+struct cand { uintptr_t pc; const struct fence *f; };
+
+/* Patch one object's verified fences: jumps to stubs where it can, traps
+ * elsewhere. */
+static void install(const struct cand *c, size_t n, uintptr_t text_lo, int stubs)
+{
+    size_t nj = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        nj += c[i].f == &fences[0];
+    long ps = sysconf(_SC_PAGESIZE);
+    size_t size = (8 + nj * STUB + (size_t)ps - 1) & ~((size_t)ps - 1);
+    uint8_t *area = stubs && nj && shim_xsave_size && !trap_only ?
+                    stub_area(text_lo, size) : NULL;
+    uintptr_t common = (uintptr_t)shim_flush_tramp_common;
+    if (area)
+        memcpy(area, &common, 8);
+    uintptr_t *stub = calloc(n ? n : 1, sizeof *stub);     /* 0: it traps */
+    if (!stub)
+        dsm__fatal("out of private memory for the flush sites");
+    for (size_t i = 0; area && i < n; i++) {
+        if (c[i].f != &fences[0])
+            continue;
+        uint8_t *s = area + 8 + k * STUB;
+        uintptr_t su = (uintptr_t)s, site = c[i].pc;
+        if (!fits_rel32(site + 5, su) || !fits_rel32(su + 24, site + 6))
+            continue;
+        static const uint8_t lea_down[5] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
+        static const uint8_t lea_up[8] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
+        memset(s, 0xcc, STUB);
+        memcpy(s, lea_down, 5);
+        s[5] = 0xff;
+        s[6] = 0x15;
+        put_rel32(s + 7, su + 11, (uintptr_t)area);
+        memcpy(s + 11, lea_up, 8);
+        s[19] = 0xe9;
+        put_rel32(s + 20, su + 24, site + 6);
+        stub[i] = su;
+        k++;
+    }
+    if (area && mprotect(area, size, PROT_READ | PROT_EXEC) != 0)
+        dsm__fatal("cannot make the flush trampolines executable (%s)", strerror(errno));
+    for (size_t i = 0; i < n; i++) {
+        if (stub[i]) {
+            uint8_t j[6] = { 0xe9, 0, 0, 0, 0, 0x90 };
+            put_rel32(j + 1, c[i].pc + 5, stub[i]);
+            write_code(c[i].pc, j, 6);
+            ntramps++;
+            continue;
+        }
+        write_code(c[i].pc, c[i].f->patch, c[i].f->len);
+        add_site(c[i].pc, c[i].f->len);
+    }
+    free(stub);
 }
 
 /* Find and patch the fences of one object's executable segments. */
-static void scan(const struct dl_phdr_info *info)
+static void scan(const struct dl_phdr_info *info, int stubs)
 {
-    uintptr_t *starts = NULL;
-    size_t nstarts = function_starts(info, &starts);
+    uintptr_t *starts = NULL, text_lo = 0;
+    size_t nstarts = function_starts(info, &starts), n = 0, cap = 0;
+    struct cand *c = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
             continue;
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_filesz;
+        if (!text_lo || lo < text_lo)
+            text_lo = lo;
         for (size_t k = 0; k < sizeof fences / sizeof fences[0]; k++) {
             const struct fence *f = &fences[k];
             uintptr_t at = lo;
             const uint8_t *m;
             while (at < hi &&
                    (m = memmem((const void *)at, hi - at, f->bytes, f->len)) != NULL) {
-                uintptr_t c = (uintptr_t)m, from = lo;
-                /* The last function start at or before c, in this segment. */
+                uintptr_t pc = (uintptr_t)m, from = lo;
+                /* The last function start at or before pc, in this segment. */
                 size_t a = 0, b = nstarts;
                 while (a < b) {
                     size_t mid = (a + b) / 2;
-                    if (starts[mid] <= c) a = mid + 1; else b = mid;
+                    if (starts[mid] <= pc) a = mid + 1; else b = mid;
                 }
                 if (a > 0 && starts[a - 1] >= lo)
                     from = starts[a - 1];
-                if (is_instruction(from, c, f))
-                    patch(c, f);
-                at = c + 1;
+                if (is_instruction(from, pc, f)) {
+                    if (n == cap) {
+                        cap = cap ? 2 * cap : 16;
+                        struct cand *nc = realloc(c, cap * sizeof *c);
+                        if (!nc)
+                            dsm__fatal("out of private memory for the flush sites");
+                        c = nc;
+                    }
+                    c[n].pc = pc;
+                    c[n++].f = f;
+                }
+                at = pc + 1;
             }
         }
     }
+    if (n)
+        install(c, n, text_lo, stubs);
+    free(c);
     free(starts);
 }
 
@@ -230,7 +445,7 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
     (void)arg;
     int exe = !info->dlpi_name || !info->dlpi_name[0];
     if (exe || (shim_applibs_is_program_name(info->dlpi_name) && needs_libgomp(info)))
-        scan(info);
+        scan(info, 1);
     return 0;
 }
 
@@ -301,7 +516,7 @@ int shim_flush_trap_enabled(void)
 size_t shim_flush_trap_sites(void)
 {
     const struct site_table *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
-    return t ? t->n : 0;
+    return (t ? t->n : 0) + ntramps;
 }
 
 /* A library the program loaded (dlopen.c), before anything runs its code. */
@@ -313,7 +528,10 @@ void shim_flush_trap_object(const struct dl_phdr_info *info)
         dsm__fatal("cannot start the disassembler (capstone) that finds the flush "
                    "instructions of %s; run with OMPSHIM_FLUSH=off (ompshim(7))",
                    info->dlpi_name);
-    scan(info);
+    /* Traps only: a stub area would take address space from the arena
+     * where the ranks must load the next library at the same address
+     * (dlarena.c); a dlopen on rank 0 alone changes it first. */
+    scan(info, 0);
     publish();
     cs_close(&cs);
 }
@@ -322,13 +540,15 @@ void shim_flush_trap_init(void)
 {
     SHIM_REAL(sigaction);
     const char *e = getenv("OMPSHIM_FLUSH");
-    if (e && strcmp(e, "on") && strcmp(e, "off"))
-        dsm__fatal("OMPSHIM_FLUSH=%s: bad value; give on (the default) or off", e);
+    if (e && strcmp(e, "on") && strcmp(e, "trap") && strcmp(e, "off"))
+        dsm__fatal("OMPSHIM_FLUSH=%s: bad value; give on (the default), trap or off", e);
     if (e && !strcmp(e, "off"))
         return;
+    trap_only = e && !strcmp(e, "trap");
     if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
         dsm__fatal("cannot start the disassembler (capstone) that finds the program's "
                    "flush instructions; run with OMPSHIM_FLUSH=off (ompshim(7))");
+    xsave_init();
     /* Install the handler before the first patch can run. */
     struct sigaction sa;
     if (real_sigaction(SIGILL, NULL, &next_act) != 0)

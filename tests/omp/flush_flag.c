@@ -14,6 +14,10 @@
  *    flush, then check the whole array; a barrier ends the round.
  * 3. The same with `mfence` as the fence (inline assembly, as older code
  *    and other compilers write it) instead of GCC's flush.
+ * 4. What a flush must leave alone: a value in the red zone of a leaf
+ *    function (inline assembly around the flush instruction), and double
+ *    values that the compiler keeps in vector registers across flushes,
+ *    against the same arithmetic with no flush (bit for bit).
  * The waits of a thread in one parallel region give up after WAIT_S seconds
  * in all, with a failure, so that a flag that is never seen fails the test
  * instead of hanging it.
@@ -50,6 +54,42 @@ static int wait_pipeline(volatile int *flag, int want, int k, double deadline)
 static void fence_mfence(void)
 {
     __asm__ volatile("mfence" ::: "memory");
+}
+
+/* A leaf function: a value below the stack pointer (the red zone) across
+ * GCC's flush instruction, read back after it. */
+__attribute__((noinline)) static long red_zone(long v)
+{
+    long out;
+    __asm__ volatile("movq %1, -8(%%rsp)\n\t"
+                     "movq $0, -120(%%rsp)\n\t"
+                     "lock orq $0, (%%rsp)\n\t"
+                     "movq -8(%%rsp), %0"
+                     : "=r"(out) : "r"(v) : "memory");
+    return out;
+}
+
+/* The same sum of doubles, with a flush in every step or none. */
+__attribute__((noinline)) static double sum_flushed(double x, int n)
+{
+    double a = 0.0, b = 1.0;
+    for (int i = 0; i < n; i++) {
+        a += x * b;
+#pragma omp flush
+        b *= 1.0000001;
+    }
+    return a + b;
+}
+
+__attribute__((noinline)) static double sum_plain(double x, int n)
+{
+    double a = 0.0, b = 1.0;
+    for (int i = 0; i < n; i++) {
+        a += x * b;
+        __asm__ volatile("" ::: "memory");
+        b *= 1.0000001;
+    }
+    return a + b;
 }
 
 int main(void)
@@ -159,6 +199,18 @@ int main(void)
         free(data);
         ot_print("ready flag part=%d rounds=%d", part, ROUNDS);
     }
+    /* 4. Registers and the red zone. */
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num();
+        long v = 0x5eed0000L + me;
+        long got = red_zone(v);
+        OT_CHECK(got == v, "red zone: %#lx after the flush, expected %#lx", got, v);
+        double x = 1.25 + me, s1 = sum_flushed(x, 50), s2 = sum_plain(x, 50);
+        OT_CHECK(s1 == s2, "a sum of doubles with flushes is %.17g, without %.17g", s1, s2);
+    }
+    ot_print("registers and red zone kept");
+
     free(a);
     free(ref);
     free(isync);
