@@ -62,6 +62,12 @@ void dsm_flush(void)
     free(list);
     if (n)
         DSM_STAT_ADD(flush_drops, 1);
+    /* A thread that polls a flag with flushes serves what has arrived
+     * (notices, diffs, page requests) itself where the transport lets it,
+     * instead of leaving it to a communication thread that may be asleep
+     * or waiting for a core. */
+    if (dsm__g.ops->waiter_progress)
+        dsm__comm_try_progress();
     DSM_STAT_ADD(flushes, 1);
     DSM_STAT_ADD(flush_ns, dsm__now_ns() - t0);
 }

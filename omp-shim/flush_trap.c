@@ -228,6 +228,7 @@ __asm__(
     ".hidden shim_flush_tramp_common\n"
     ".type shim_flush_tramp_common, @function\n"
     "shim_flush_tramp_common:\n"
+    "endbr64\n"                 /* reached by an indirect call */
     "pushfq\n"
     "pushq   %rax\n"
     "pushq   %rcx\n"
