@@ -36,6 +36,11 @@
  * Barriers clear both lists (page_table.c): their own notices drop every
  * copy that a flush would.
  *
+ * Where the transport lets a waiting thread drive MPI, a flush also runs a
+ * progress round: a thread polling a flag serves the notices and page
+ * requests that its peers wait for, instead of leaving them to a
+ * communication thread that may be asleep or without a core.
+ *
  * Threads: any application thread, at any time (also from a signal
  * handler that runs on a synchronous signal, as the shim's flush trap does).
  */
