@@ -185,7 +185,7 @@ static void write_code(uintptr_t c, const uint8_t *bytes, size_t len)
  * A `lock orq $0,(%rsp)` (6 bytes) becomes `jmp stub; nop`, and its stub,
  * within 2 GiB of it:
  *     lea -128(%rsp),%rsp        step below the red zone the code may use
- *     call *slot(%rip)           shim_flush_tramp_common (flush_tramp.S)
+ *     call *slot(%rip)           shim_flush_tramp_common (below)
  *     lea 128(%rsp),%rsp
  *     jmp site+6
  * A call costs far less than a trap (docs/RESULTS.md).  An mfence (3
@@ -197,7 +197,7 @@ static void write_code(uintptr_t c, const uint8_t *bytes, size_t len)
 #endif
 
 extern void shim_flush_tramp_common(void) SHIM_HIDDEN;
-uint64_t shim_xsave_size SHIM_HIDDEN;      /* read by flush_tramp.S */
+uint64_t shim_xsave_size SHIM_HIDDEN;      /* read by the assembly below */
 
 static size_t ntramps;
 static int trap_only;          /* OMPSHIM_FLUSH=trap */
