@@ -199,7 +199,6 @@ static void write_code(uintptr_t c, const uint8_t *bytes, size_t len)
 extern void shim_flush_tramp_common(void) SHIM_HIDDEN;
 uint64_t shim_xsave_size SHIM_HIDDEN;      /* read by the assembly below */
 
-static size_t ntramps;
 static int trap_only;          /* OMPSHIM_FLUSH=trap */
 
 /* Called by shim_flush_tramp_common with every register saved. */
@@ -361,7 +360,6 @@ static void install(const struct cand *c, size_t n, uintptr_t text_lo, int stubs
             uint8_t j[6] = { 0xe9, 0, 0, 0, 0, 0x90 };
             put_rel32(j + 1, c[i].pc + 5, stub[i]);
             write_code(c[i].pc, j, 6);
-            ntramps++;
             continue;
         }
         write_code(c[i].pc, c[i].f->patch, c[i].f->len);
@@ -512,12 +510,6 @@ static void on_sigill(int sig, siginfo_t *si, void *ucv)
 int shim_flush_trap_enabled(void)
 {
     return enabled;
-}
-
-size_t shim_flush_trap_sites(void)
-{
-    const struct site_table *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
-    return (t ? t->n : 0) + ntramps;
 }
 
 /* A library the program loaded (dlopen.c), before anything runs its code. */

@@ -216,7 +216,6 @@ SHIM_HIDDEN void shim_inline_atomics_init(void);
 /* ---- flush_trap.c ---- */
 SHIM_HIDDEN void shim_flush_trap_init(void);
 SHIM_HIDDEN int shim_flush_trap_enabled(void);
-SHIM_HIDDEN size_t shim_flush_trap_sites(void);
 struct dl_phdr_info;
 SHIM_HIDDEN void shim_flush_trap_object(const struct dl_phdr_info *info);
 /* signals.c: run the program's own SIGILL action; 0 if it has none. */

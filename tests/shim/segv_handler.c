@@ -5,9 +5,14 @@
  * read and write shared arrays afterwards on every rank), sigaction must
  * report it back, and a real bad access on rank 0 must reach it, with the
  * address.  The handler exits with status 42.
+ * Before that, its own SIGILL handler (the shim's handler traps the
+ * program's flush instructions in front of it) must get a real illegal
+ * instruction of the program, after regions that flush, and sigaction must
+ * report it back.
  */
 #define _GNU_SOURCE
 #include <omp.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +39,15 @@ static void info_handler(int sig, siginfo_t *si, void *uc)
     if (write(1, line, (size_t)n) < 0)
         _exit(43);
     _exit(42);
+}
+
+static sigjmp_buf ill_jump;
+
+static void ill_handler(int sig, siginfo_t *si, void *uc)
+{
+    (void)si;
+    (void)uc;
+    siglongjmp(ill_jump, sig);
 }
 
 int main(void)
@@ -69,6 +83,30 @@ int main(void)
         return 1;
     }
     printf("segv_handler: regions done, sum %.1f\n", sum);
+
+    /* A flag handed through flushes, then a real illegal instruction. */
+    int flag = 0;
+#pragma omp parallel shared(flag)
+    {
+        if (omp_get_thread_num() == 0) {
+#pragma omp flush
+            flag = 1;
+#pragma omp flush
+        }
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = ill_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGILL, &sa, NULL) != 0 || sigaction(SIGILL, NULL, &back) != 0 ||
+        !(back.sa_flags & SA_SIGINFO) || back.sa_sigaction != ill_handler) {
+        printf("segv_handler: FAIL: sigaction did not report the SIGILL handler\n");
+        return 1;
+    }
+    int got = sigsetjmp(ill_jump, 1);
+    if (got == 0)
+        __asm__ volatile("ud2");
+    printf("segv_handler: caught signal %d (SIGILL), flag %d\n", got, flag);
     fflush(stdout);
     return *bad;                /* SIGSEGV at 0x10: the handler exits 42 */
 }
