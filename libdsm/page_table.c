@@ -35,8 +35,9 @@ static uint32_t *learned_list;
 static unsigned char *learned_at;
 static size_t nlearned;
 /* dsm_flush's sets (flush.c): a list of pages and a byte map of the
- * listed ones, npages each, under the set's own mutex (never held while
- * taking another lock). */
+ * listed ones, npages each, changed under the set's own mutex (never held
+ * while taking another lock); the count is also read without it, so that
+ * a flush with nothing to take takes no lock and allocates nothing. */
 struct page_set {
     pthread_mutex_t mu;
     uint32_t *list;
@@ -70,13 +71,17 @@ static void set_add(struct page_set *s, const uint32_t *pages, size_t n)
     for (size_t i = 0; i < n; i++)
         if (pages[i] < dsm__g.npages && !s->at[pages[i]]) {
             s->at[pages[i]] = 1;
-            s->list[s->n++] = pages[i];
+            s->list[s->n] = pages[i];
+            __atomic_store_n(&s->n, s->n + 1, __ATOMIC_RELEASE);
         }
     pthread_mutex_unlock(&s->mu);
 }
 
 static size_t set_take(struct page_set *s, uint32_t **out)
 {
+    *out = NULL;
+    if (__atomic_load_n(&s->n, __ATOMIC_ACQUIRE) == 0)
+        return 0;               /* a flush that polls a flag: no lock, no malloc */
     pthread_mutex_lock(&s->mu);
     size_t n = s->n;
     *out = malloc((n ? n : 1) * sizeof **out);
@@ -85,7 +90,7 @@ static size_t set_take(struct page_set *s, uint32_t **out)
     memcpy(*out, s->list, n * sizeof **out);
     for (size_t i = 0; i < n; i++)
         s->at[s->list[i]] = 0;
-    s->n = 0;
+    __atomic_store_n(&s->n, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&s->mu);
     return n;
 }
@@ -95,7 +100,7 @@ static void set_clear(struct page_set *s)
     pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < s->n; i++)
         s->at[s->list[i]] = 0;
-    s->n = 0;
+    __atomic_store_n(&s->n, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&s->mu);
 }
 

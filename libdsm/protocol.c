@@ -580,8 +580,10 @@ size_t dsm__release_writes(int at_barrier)
     dsm__notrap_mark();
     size_t n = dsm__pt_take_marked(&list);
     dsm__flush(list, n, at_barrier);
-    /* A dsm_flush after this release announces these pages (flush.c). */
-    dsm__pt_add_announce(list, n);
+    /* A dsm_flush after this release announces these pages (flush.c); a
+     * barrier's own notices cover them, and it empties the list. */
+    if (!at_barrier)
+        dsm__pt_add_announce(list, n);
     pthread_mutex_unlock(&release_lock);
     free(list);
     return n;

@@ -149,9 +149,8 @@ void shim_sync_synchronize(void)
 {
     /* A flush, as the inline form the shim traps (flush_trap.c), when the
      * program calls it (never for a runtime library's thread). */
-    if (shim_flush_trap_enabled() && shim_code_is_program(__builtin_return_address(0)) &&
-        dsm_initialized())
-        dsm_flush();
+    if (shim_code_is_program(__builtin_return_address(0)))
+        shim_flush_now();
     else
         __atomic_thread_fence(SEQ);
 }

@@ -201,12 +201,15 @@ uint64_t shim_xsave_size SHIM_HIDDEN;      /* read by the assembly below */
 
 static int trap_only;          /* OMPSHIM_FLUSH=trap */
 
-/* Called by shim_flush_tramp_common with every register saved. */
-SHIM_HIDDEN void shim_flush_from_tramp(void);
-void shim_flush_from_tramp(void)
+/* A flush of the program: the trampolines (with every register saved),
+ * the trap and the out-of-line __sync_synchronize come here.  Not on
+ * libdsm's communication thread (a library's callback into the program):
+ * a flush there would wait for its own acks; nor in a forked child or
+ * outside the run. */
+void shim_flush_now(void)
 {
     int saved = errno;
-    if (shim.active && dsm_initialized() &&
+    if (enabled && shim.active && dsm_initialized() &&
         !pthread_equal(pthread_self(), dsm__g.comm_thread))
         dsm_flush();
     else
@@ -218,7 +221,7 @@ void shim_flush_from_tramp(void)
  * the red zone; saves every register the C code may change (the flags,
  * the caller-saved general registers, and the whole extended state with
  * XSAVE: the program may hold live vector registers across a flush, which
- * is no call for the compiler), calls shim_flush_from_tramp, restores them
+ * is no call for the compiler), calls shim_flush_now, restores them
  * and returns to the stub.  The XSAVE area is 64-byte aligned, and its
  * header (bytes 512-575) zeroed, as XRSTOR requires. */
 __asm__(
@@ -255,7 +258,7 @@ __asm__(
     "movl    $-1, %eax\n"
     "movl    $-1, %edx\n"
     "xsave64 (%rsp)\n"
-    "call    shim_flush_from_tramp\n"
+    "call    shim_flush_now\n"
     "movl    $-1, %eax\n"
     "movl    $-1, %edx\n"
     "xrstor64 (%rsp)\n"
@@ -485,26 +488,12 @@ static void on_sigill(int sig, siginfo_t *si, void *ucv)
     ucontext_t *uc = ucv;
     int len = site_at((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
     if (len) {
-        int saved = errno;
-        /* Not on libdsm's communication thread (a library's callback into
-         * the program): a flush there would wait for its own acks. */
-        if (shim.active && dsm_initialized() &&
-            !pthread_equal(pthread_self(), dsm__g.comm_thread))
-            dsm_flush();
-        else
-            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        shim_flush_now();
         uc->uc_mcontext.gregs[REG_RIP] += len;
-        errno = saved;
         return;
     }
-    if (shim_program_sigill(sig, si, ucv))
-        return;
-    if (next_act.sa_flags & SA_SIGINFO)
-        next_act.sa_sigaction(sig, si, ucv);
-    else if (next_act.sa_handler != SIG_DFL && next_act.sa_handler != SIG_IGN)
-        next_act.sa_handler(sig);
-    else
-        signal(sig, SIG_DFL);       /* the instruction traps again and kills */
+    if (!shim_program_sigill(sig, si, ucv))
+        shim_pass_signal(&next_act, sig, si, ucv);  /* traps again and kills */
 }
 
 int shim_flush_trap_enabled(void)

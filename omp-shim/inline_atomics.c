@@ -406,12 +406,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
             maybe_warn(p, addr, ucv);
         }
     }
-    if (next_act.sa_flags & SA_SIGINFO)
-        next_act.sa_sigaction(sig, si, ucv);
-    else if (next_act.sa_handler != SIG_DFL && next_act.sa_handler != SIG_IGN)
-        next_act.sa_handler(sig);
-    else
-        signal(sig, SIG_DFL);       /* the access faults again and kills */
+    shim_pass_signal(&next_act, sig, si, ucv);  /* libsigsegv's */
 }
 
 void shim_inline_atomics_init(void)
