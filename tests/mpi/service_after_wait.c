@@ -10,14 +10,20 @@
  * and never sleeps), gets the lock, and then computes for --compute ms
  * without calling libdsm.  Rank 0 then reads one more page homed on rank 1;
  * that read must not wait for the communication thread's standby to run
- * out (100 ms).  Each iteration's read must finish within MPITEST_MAX_MS
- * (default 40 ms; it takes well under 1 ms on 2 ranks here; without the
- * wake-up at the end of the wait, 6 iterations took 26-72 ms in 3 of 4
- * runs: docs/RESULTS.md).  Every value read is checked.  Ranks above 1 only
- * take part in the barriers.
+ * out (100 ms).  Such a read takes well under 1 ms here (0.1-2.4 ms on 2
+ * ranks, direct and queue); without the wake-up at the end of the wait, 3
+ * to 8 of 10 reads took 70-92 ms (direct and multiple, 2 and 3 ranks) and
+ * the others under 1 ms: the comm thread had not yet gone into its standby.
+ * A loaded machine (other jobs on the 2 cores) once made one read of 10 take
+ * 41-67 ms with the wake-up in place.  So the test fails when more than
+ * MPITEST_MAX_SLOW reads (default 1) take over MPITEST_MAX_MS (default 40
+ * ms), and prints every slow read: one stall is the machine, a missing
+ * wake-up shows in several reads (docs/RESULTS.md, "service_after_wait").
+ * Every value read is checked.  Ranks above 1 only take part in the
+ * barriers.
  *
  * Run by run-mpi-test.sh with 2, 3 and 4 ranks, for each DSM_COMM variant.
- * MPITEST_ITERS overrides the number of iterations (default 10).
+ * MPITEST_ITERS overrides the number of iterations (default 12).
  */
 #include <time.h>
 
@@ -50,18 +56,19 @@ static unsigned char value_of(long it, long page)
 
 int main(int argc, char **argv)
 {
-    long iters, max_ms, it, i;
+    long iters, max_ms, max_slow, slow = 0, it, i;
     double worst = 0;
     size_t ps;
     unsigned char *a;
 
     mt_init(&argc, &argv);
-    iters = mt_param("MPITEST_ITERS", 10);
+    iters = mt_param("MPITEST_ITERS", 12);
     max_ms = mt_param("MPITEST_MAX_MS", 40);
+    max_slow = mt_param("MPITEST_MAX_SLOW", 1);
     ps = dsm_page_size();
     a = mt_malloc_home((NPAGES + 1) * ps, DSM_HOME_NODE, 1);
-    mt_note("%d ranks, %ld iterations, a read after the wait must take < %ld ms",
-            dsm_node_count(), iters, max_ms);
+    mt_note("%d ranks, %ld iterations, at most %ld reads after the wait may take > %ld ms",
+            dsm_node_count(), iters, max_slow, max_ms);
 
     for (it = 0; it < iters; it++) {
         if (dsm_node_id() == 1)
@@ -83,9 +90,11 @@ int main(int argc, char **argv)
             if (v != value_of(it, NPAGES))
                 mt_error("iteration %ld: the last page reads %u, rank 1 wrote %u",
                          it, v, value_of(it, NPAGES));
-            if (ms > (double)max_ms)
-                mt_error("iteration %ld: a page request to rank 1, computing after its "
-                         "lock wait, took %.1f ms (limit %ld ms)", it, ms, max_ms);
+            if (ms > (double)max_ms) {
+                slow++;
+                mt_note("iteration %ld: a page request to rank 1, computing after its "
+                        "lock wait, took %.1f ms (over %ld ms)", it, ms, max_ms);
+            }
             if (ms > worst)
                 worst = ms;
         } else if (dsm_node_id() == 1) {
@@ -96,8 +105,13 @@ int main(int argc, char **argv)
         }
         dsm_barrier();
     }
-    if (dsm_node_id() == 0)
+    if (dsm_node_id() == 0) {
         mt_note("slowest read after the wait: %.2f ms", worst);
+        if (slow > max_slow)
+            mt_error("%ld of %ld reads after a lock wait took over %ld ms (at most %ld "
+                     "may): rank 1's communication thread was not woken when its wait "
+                     "ended", slow, iters, max_ms, max_slow);
+    }
     mt_check_point("reads after a lock wait");
     dsm_barrier();
     dsm_free(a);
