@@ -361,6 +361,48 @@ static long s_ftell(FILE *f)
     return (long)s_ftello(f);
 }
 
+/* An fpos_t holds the offset and the stream's multibyte conversion state.
+ * The state of a stream of rank 0's is rank 0's: what another rank gets
+ * is the offset, with an initial state (the shim forwards the byte
+ * functions only, which do not use it). */
+static int s_fgetpos(FILE *f, fpos_t *pos)
+{
+    if (!shim_stream_remote(f))
+        return fgetpos(f, pos);
+    int64_t r = simple(FIO_FTELL, f, 0, 0);
+    if (r < 0)
+        return -1;
+    memset(pos, 0, sizeof *pos);
+    pos->__pos = (off_t)r;
+    return 0;
+}
+
+static int s_fsetpos(FILE *f, const fpos_t *pos)
+{
+    if (!shim_stream_remote(f))
+        return fsetpos(f, pos);
+    return simple(FIO_FSEEK, f, pos->__pos, SEEK_SET) < 0 ? -1 : 0;
+}
+
+static int s_fgetpos64(FILE *f, fpos64_t *pos)
+{
+    if (!shim_stream_remote(f))
+        return fgetpos64(f, pos);
+    int64_t r = simple(FIO_FTELL, f, 0, 0);
+    if (r < 0)
+        return -1;
+    memset(pos, 0, sizeof *pos);
+    pos->__pos = (off64_t)r;
+    return 0;
+}
+
+static int s_fsetpos64(FILE *f, const fpos64_t *pos)
+{
+    if (!shim_stream_remote(f))
+        return fsetpos64(f, pos);
+    return simple(FIO_FSEEK, f, pos->__pos, SEEK_SET) < 0 ? -1 : 0;
+}
+
 static void s_rewind(FILE *f)
 {
     if (!shim_stream_remote(f)) {
@@ -444,6 +486,8 @@ void shim_streams_init(void)
         { "fseeko64", (void *)s_fseeko }, { "ftell", (void *)s_ftell },
         { "ftello", (void *)s_ftello }, { "ftello64", (void *)s_ftello },
         { "rewind", (void *)s_rewind },
+        { "fgetpos", (void *)s_fgetpos }, { "fsetpos", (void *)s_fsetpos },
+        { "fgetpos64", (void *)s_fgetpos64 }, { "fsetpos64", (void *)s_fsetpos64 },
         { "feof", (void *)s_feof }, { "feof_unlocked", (void *)s_feof },
         { "ferror", (void *)s_ferror }, { "ferror_unlocked", (void *)s_ferror },
         { "clearerr", (void *)s_clearerr }, { "clearerr_unlocked", (void *)s_clearerr },

@@ -11,7 +11,13 @@
  *   fds stdio FILE    every thread writes with fprintf, fputs, fputc and
  *                     fwrite to one stream; then the threads read the
  *                     lines back with fgets, getline, fgetc and fread from
- *                     one stream, with ftell, fseek, feof and fileno;
+ *                     one stream, with ftell, fseek, fgetpos, fsetpos,
+ *                     feof and fileno;
+ *   fds fpos FILE     a stream written in sequential code in blocks larger
+ *                     than its buffer, their starts kept with fgetpos:
+ *                     every thread goes to its block with fsetpos, reads
+ *                     it back and checks ftell, fgetpos and fgetpos64
+ *                     after it;
  *   fds pos FILE      a file written in sequential code: every thread
  *                     checks fstat, reads its own block with pread and
  *                     with lseek + read; one thread truncates and fsyncs,
@@ -169,16 +175,26 @@ static int stdio_stream(const char *path)
                     line[r] = 0;
                     done = r == 0;
                     break;
-                default:
+                default: {
                     /* A line starts "<t> " then a word: read 2 bytes, peek
-                     * at the stream's position, then the rest with fgets. */
+                     * at the stream's position, go back to the line's start
+                     * with fsetpos and read them again, then the rest with
+                     * fgets. */
+                    fpos_t at;
+                    char again[2];
+                    if (fgetpos(f, &at) != 0)
+                        bad[t]++;
                     r = fread(line, 1, 2, f);
                     done = r == 0;
                     if (!done && ftell(f) < 2)
                         bad[t]++;
+                    if (!done && (fsetpos(f, &at) != 0 || fread(again, 1, r, f) != r ||
+                                  memcmp(again, line, r) != 0))
+                        bad[t]++;
                     if (!done && !fgets(line + r, (int)(sizeof line - r), f))
                         line[r] = 0;
                     break;
+                }
                 }
                 if (done && !feof(f))
                     bad[t]++;
@@ -306,6 +322,65 @@ static int own_pipes(const char *path)
     return nbad != 0;
 }
 
+/* Blocks of BLOCK bytes (more than the stream's 4 KiB buffer): each
+ * fsetpos of a thread must move the descriptor of rank 0's stream. */
+static int fpos_region(const char *path)
+{
+    static fpos_t at[MAXT + 1];
+    static char block[BLOCK];
+    FILE *f = fopen(path, "w+");
+    int n = 0, bad[MAXT] = { 0 };
+    if (!f)
+        return 1;
+    for (int t = 0; t <= MAXT; t++) {
+        if (fgetpos(f, &at[t]) != 0)
+            return 1;
+        memset(block, 'a' + t % 26, BLOCK);
+        if (t < MAXT && fwrite(block, 1, BLOCK, f) != BLOCK)
+            return 1;
+    }
+    if (fflush(f) != 0)
+        return 1;
+#pragma omp parallel
+    {
+        int t = omp_get_thread_num();
+        char *buf = malloc(BLOCK);
+        fpos_t after;
+        fpos64_t after64;
+#pragma omp master
+        n = omp_get_num_threads();
+#pragma omp critical
+        {
+            if (!buf || fsetpos(f, &at[t]) != 0 || fread(buf, 1, BLOCK, f) != BLOCK)
+                bad[t]++;
+            else
+                for (int i = 0; i < BLOCK; i++)
+                    if (buf[i] != 'a' + t % 26) {
+                        bad[t]++;
+                        break;
+                    }
+            if (ftell(f) != (long)(t + 1) * BLOCK)
+                bad[t]++;
+            /* Where the next block starts: the same offset as at[t + 1]. */
+            if (fgetpos(f, &after) != 0 || fsetpos(f, &after) != 0 ||
+                ftell(f) != (long)(t + 1) * BLOCK)
+                bad[t]++;
+            /* The same through the 64-bit names (_FILE_OFFSET_BITS=64). */
+            if (fgetpos64(f, &after64) != 0 || fseek(f, 0, SEEK_SET) != 0 ||
+                fsetpos64(f, &after64) != 0 || ftell(f) != (long)(t + 1) * BLOCK)
+                bad[t]++;
+        }
+        free(buf);
+    }
+    int nbad = 0;
+    for (int t = 0; t < n && t < MAXT; t++)
+        nbad += bad[t];
+    if (n > MAXT || fclose(f) != 0)
+        nbad++;
+    printf("fds: fpos of %d threads, %d failed\n", n, nbad);
+    return nbad != 0;
+}
+
 static int scanf_region(const char *path)
 {
     FILE *f = fopen(path, "w+");
@@ -329,7 +404,7 @@ static int scanf_region(const char *path)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: fds shared|dup|stdio|pos|scanf|pipe|own PATH\n");
+        fprintf(stderr, "usage: fds shared|dup|stdio|fpos|pos|scanf|pipe|own PATH\n");
         return 2;
     }
     if (!strcmp(argv[1], "own"))
@@ -338,6 +413,8 @@ int main(int argc, char **argv)
         return shared_fd(argv[2], !strcmp(argv[1], "dup"));
     if (!strcmp(argv[1], "stdio"))
         return stdio_stream(argv[2]);
+    if (!strcmp(argv[1], "fpos"))
+        return fpos_region(argv[2]);
     if (!strcmp(argv[1], "pos"))
         return positions(argv[2]);
     if (!strcmp(argv[1], "scanf"))
