@@ -195,6 +195,7 @@ static void join(const struct dl_desc *d)
     /* Collective: every rank found the same objects at the same addresses.
      * Its barrier (or this one, with no globals to share) is also where
      * rank 0 learns that nobody reads the description any more. */
+    shim_blas_one_thread();
     if (n)
         dsm__segments_add(spec, n, 0);
     else

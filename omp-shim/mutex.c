@@ -18,16 +18,30 @@
  *     relock and an unlock by another thread as the C library does.
  * After the end of the run (exit handlers on rank 0) such a mutex is a
  * process-local lock keyed by its address.  Every other mutex goes to the
- * C library.  A condition variable cannot
- * wait on such a mutex (its wake-ups do not cross ranks):
- * pthread_cond_wait and timedwait stop the job with a message.
+ * C library.
+ *
+ * A condition variable that waits on such a mutex (cdo's pipeline of
+ * threads, C++'s std::condition_variable over a std::mutex in the heap)
+ * cannot be the C library's: its wait would unlock the mutex behind the
+ * shim's back.  The shim's wait unlocks the mutex, sleeps on a futex word of
+ * this process chosen by the condition variable's address, and locks the
+ * mutex again.  pthread_cond_signal and broadcast on this rank change that
+ * word and wake every sleeper on it; a signal from another rank cannot reach
+ * the futex, so a sleep also ends after a timeout, 50 us doubling to 5 ms
+ * while a thread's waits keep timing out.  Every such return is a spurious
+ * wake-up, which POSIX allows: a program re-checks its predicate, under the
+ * mutex, whose DSM lock makes the other ranks' writes visible.
  *
  * Threads: any.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "shim.h"
 
@@ -70,7 +84,7 @@ static int mutex_lock_id(struct gmutex *g)
         if (!(v & SHIM_WORD_TAG))
             dsm__fatal("pthread_mutex_lock(%p): a mutex in shared memory changed under the "
                        "shim (its first word is %#x); is it used by code that does not call "
-                       "pthread_mutex_lock, such as pthread_cond_wait?", (void *)g, v);
+                       "pthread_mutex_lock, or was it copied while held?", (void *)g, v);
     }
     return (int)(v & ~SHIM_WORD_TAG) - 1;
 }
@@ -188,19 +202,92 @@ SHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
     return 0;
 }
 
-static void no_cond(const char *fn, const void *m)
+/* ---- condition variables on a shared mutex ---- */
+
+#define COND_WORDS 256              /* a power of 2; sharing one only adds wake-ups */
+#define COND_POLL_MIN_NS 50000L
+#define COND_POLL_MAX_NS 5000000L
+
+static uint32_t cond_word[COND_WORDS];
+static uint32_t cond_sleepers[COND_WORDS];      /* threads in a futex wait on the word */
+static __thread long cond_poll_ns;  /* this thread's next sleep without a local wake */
+
+static uint32_t *word_of(const pthread_cond_t *c)
 {
-    dsm__fatal("%s on the mutex %p, which is in shared memory: condition variables "
-               "cannot wait on a mutex the OpenMP shim shares across ranks (a wake-up "
-               "does not reach another rank). Synchronise the threads with OpenMP "
-               "(barriers, locks) instead", fn, m);
+    uintptr_t a = (uintptr_t)c;
+    return &cond_word[(a >> 4 ^ a >> 12) & (COND_WORDS - 1)];
+}
+
+/* The sleeper counts its sleep before it reads the word, and the waker
+ * changes the word before it reads the count (both seq_cst): a waker that
+ * sees no sleeper changed the word before the sleeper read it, so the
+ * futex wait returns at once. */
+static void wake_local(const pthread_cond_t *c)
+{
+    uint32_t *w = word_of(c);
+    __atomic_fetch_add(w, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&cond_sleepers[w - cond_word], __ATOMIC_SEQ_CST)) {
+        int saved = errno;
+        syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+        errno = saved;
+    }
+}
+
+static long ns_until(clockid_t clk, const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(clk, &now);
+    return (long)(t->tv_sec - now.tv_sec) * 1000000000L + (t->tv_nsec - now.tv_nsec);
+}
+
+/* Unlock m, sleep until a signal on this rank, the poll timeout or the
+ * deadline t (on clock clk; NULL: none), lock m again.  ETIMEDOUT once t
+ * has passed. */
+static int cond_wait_shared(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                            const struct timespec *t)
+{
+    uint32_t *w = word_of(c), *sleepers = &cond_sleepers[w - cond_word];
+    long ns = cond_poll_ns ? cond_poll_ns : COND_POLL_MIN_NS, left = 0;
+
+    if (t && (t->tv_nsec < 0 || t->tv_nsec >= 1000000000L))
+        return EINVAL;
+    if (t && (left = ns_until(clk, t)) <= 0)
+        return ETIMEDOUT;
+    /* Read under the mutex: a signal after our unlock changes it. */
+    __atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);
+    uint32_t seen = __atomic_load_n(w, __ATOMIC_SEQ_CST);
+    int rc = pthread_mutex_unlock(m);
+    if (rc != 0) {
+        __atomic_fetch_sub(sleepers, 1, __ATOMIC_SEQ_CST);
+        return rc;
+    }
+    if (t && left < ns)
+        ns = left;
+    struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+    int saved = errno;
+    long r = syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    int timed_out = r != 0 && errno == ETIMEDOUT;
+    errno = saved;
+    __atomic_fetch_sub(sleepers, 1, __ATOMIC_SEQ_CST);
+    /* Woken on this rank: short sleeps again; timed out: longer ones. */
+    cond_poll_ns = !timed_out ? COND_POLL_MIN_NS
+                 : ns * 2 < COND_POLL_MAX_NS ? ns * 2 : COND_POLL_MAX_NS;
+    pthread_mutex_lock(m);
+    return t && ns_until(clk, t) <= 0 ? ETIMEDOUT : 0;
+}
+
+/* The clock a condition variable's timed wait uses: glibc keeps it in a
+ * bit of __wrefs (pthread_condattr_setclock). */
+static clockid_t cond_clock(const pthread_cond_t *c)
+{
+    return (c->__data.__wrefs & 2) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 }
 
 SHIM_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
     SHIM_REAL(pthread_cond_wait);
-    if (shared_mutex(m) == 1)
-        no_cond("pthread_cond_wait", m);
+    if (shared_mutex(m))
+        return cond_wait_shared(c, m, CLOCK_REALTIME, NULL);
     return real_pthread_cond_wait(c, m);
 }
 
@@ -208,7 +295,35 @@ SHIM_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                        const struct timespec *t)
 {
     SHIM_REAL(pthread_cond_timedwait);
-    if (shared_mutex(m) == 1)
-        no_cond("pthread_cond_timedwait", m);
+    if (shared_mutex(m))
+        return cond_wait_shared(c, m, cond_clock(c), t);
     return real_pthread_cond_timedwait(c, m, t);
+}
+
+SHIM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                                       const struct timespec *t)
+{
+    SHIM_REAL(pthread_cond_clockwait);
+    if (shared_mutex(m)) {
+        if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+            return EINVAL;
+        return cond_wait_shared(c, m, clk, t);
+    }
+    return real_pthread_cond_clockwait(c, m, clk, t);
+}
+
+/* Both wake this rank's sleepers of the shim's waits (all of them: a
+ * spurious wake-up is allowed) and the C library's waiters. */
+SHIM_EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+    SHIM_REAL(pthread_cond_signal);
+    wake_local(c);
+    return real_pthread_cond_signal(c);
+}
+
+SHIM_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+    SHIM_REAL(pthread_cond_broadcast);
+    wake_local(c);
+    return real_pthread_cond_broadcast(c);
 }

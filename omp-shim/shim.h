@@ -101,6 +101,8 @@ struct shim_thr {
     uint64_t cur_s, cur_e;      /* current chunk (ordered) */
     int turn;                   /* holds the ordered token */
     int icv_nthreads;           /* set inside a region: this thread's nthreads-var */
+    int program_thread;         /* started by the program (pthread_create): its
+                                 * regions have one thread (team.c) */
 };
 
 struct shim_shared_ws { uint64_t gen, pos; };
@@ -359,6 +361,9 @@ SHIM_HIDDEN void *shim_dsm_malloc(size_t size, size_t align);
 SHIM_HIDDEN void *shim_realloc_as(void *p, size_t size, int program);
 /* bcast.c: dsm_bcast from the program's sequential code. */
 SHIM_HIDDEN void shim_bcast_init(void);
+
+/* ---- blas.c ---- */
+SHIM_HIDDEN void shim_blas_one_thread(void);
 SHIM_HIDDEN void shim_bcast_worker(const struct shim_ctl *c);
 SHIM_HIDDEN void shim_dsm_free(void *p);
 SHIM_HIDDEN int  shim_in_heap(const void *p);

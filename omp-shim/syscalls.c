@@ -22,6 +22,7 @@
  * Threads: any.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,31 @@ void shim_io_prepare(const void *buf, size_t len, int incoming)
     }
 }
 
+/* Another thread of this rank can take the buffer's pages away between
+ * shim_io_prepare and the call: a barrier or lock release in a parallel
+ * region write-protects the pages this rank wrote, an acquire drops stale
+ * copies.  The call then fails with EFAULT having moved nothing (cdo's
+ * operator threads read their files while the main thread's region ran
+ * on: "Open failed ... Unsupported file type"), and is made again, after
+ * the pages are made valid again.  A call that moved some bytes first
+ * returns them, as a short transfer. */
+static int lost_pages(ssize_t r, const void *buf, size_t n)
+{
+    return r < 0 && errno == EFAULT && shim.active && n &&
+           (dsm__in_region(buf) || dsm__in_region((const char *)buf + n - 1));
+}
+
+#define IO_RETRY(buf, n, incoming, call) \
+    ({ \
+        ssize_t r_; \
+        int tries_ = 0; \
+        do { \
+            shim_io_prepare(buf, n, incoming); \
+            r_ = (call); \
+        } while (lost_pages(r_, buf, n) && ++tries_ < 1000); \
+        r_; \
+    })
+
 /* The program's call on a rank other than 0, on a descriptor (stream) that
  * rank 0 opened (fds.c): it goes to rank 0 (fileio.c).  The caller is
  * looked at first: it costs no shared memory. */
@@ -65,8 +91,7 @@ SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
     SHIM_REAL(read);
     if (REMOTE_FD(fd))
         return shim_fio_read(fd, buf, n, 0, 0);
-    shim_io_prepare(buf, n, 1);
-    return real_read(fd, buf, n);
+    return IO_RETRY(buf, n, 1, real_read(fd, buf, n));
 }
 
 SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
@@ -74,8 +99,7 @@ SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
     SHIM_REAL(pread);
     if (REMOTE_FD(fd))
         return shim_fio_read(fd, buf, n, off, 1);
-    shim_io_prepare(buf, n, 1);
-    return real_pread(fd, buf, n, off);
+    return IO_RETRY(buf, n, 1, real_pread(fd, buf, n, off));
 }
 
 SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
@@ -83,8 +107,7 @@ SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
     SHIM_REAL(write);
     if (REMOTE_FD(fd))
         return shim_fio_write(fd, buf, n, 0, 0);
-    shim_io_prepare(buf, n, 0);
-    return real_write(fd, buf, n);
+    return IO_RETRY(buf, n, 0, real_write(fd, buf, n));
 }
 
 SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
@@ -92,8 +115,7 @@ SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
     SHIM_REAL(pwrite);
     if (REMOTE_FD(fd))
         return shim_fio_write(fd, buf, n, off, 1);
-    shim_io_prepare(buf, n, 0);
-    return real_pwrite(fd, buf, n, off);
+    return IO_RETRY(buf, n, 0, real_pwrite(fd, buf, n, off));
 }
 
 /* readv and writev on rank 0's descriptor: one read (write) of the total,
@@ -137,14 +159,26 @@ static ssize_t remote_writev(int fd, const struct iovec *iov, int cnt)
     return k;
 }
 
+/* readv or writev here, made again after EFAULT as IO_RETRY does. */
+static ssize_t iov_call(ssize_t (*fn)(int, const struct iovec *, int), int fd,
+                        const struct iovec *iov, int cnt, int incoming)
+{
+    ssize_t r;
+    int tries = 0;
+    do {
+        for (int i = 0; i < cnt; i++)
+            shim_io_prepare(iov[i].iov_base, iov[i].iov_len, incoming);
+        r = fn(fd, iov, cnt);
+    } while (r < 0 && errno == EFAULT && shim.active && ++tries < 1000);
+    return r;
+}
+
 SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     SHIM_REAL(readv);
     if (REMOTE_FD(fd))
         return remote_readv(fd, iov, cnt);
-    for (int i = 0; i < cnt; i++)
-        shim_io_prepare(iov[i].iov_base, iov[i].iov_len, 1);
-    return real_readv(fd, iov, cnt);
+    return iov_call(real_readv, fd, iov, cnt, 1);
 }
 
 SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
@@ -152,23 +186,19 @@ SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
     SHIM_REAL(writev);
     if (REMOTE_FD(fd))
         return remote_writev(fd, iov, cnt);
-    for (int i = 0; i < cnt; i++)
-        shim_io_prepare(iov[i].iov_base, iov[i].iov_len, 0);
-    return real_writev(fd, iov, cnt);
+    return iov_call(real_writev, fd, iov, cnt, 0);
 }
 
 SHIM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     SHIM_REAL(recv);
-    shim_io_prepare(buf, n, 1);
-    return real_recv(fd, buf, n, flags);
+    return IO_RETRY(buf, n, 1, real_recv(fd, buf, n, flags));
 }
 
 SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     SHIM_REAL(send);
-    shim_io_prepare(buf, n, 0);
-    return real_send(fd, buf, n, flags);
+    return IO_RETRY(buf, n, 0, real_send(fd, buf, n, flags));
 }
 
 SHIM_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)

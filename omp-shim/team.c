@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "shim.h"
 
@@ -58,7 +59,18 @@ struct shim_thr *shim_self(void)
     if (!cur)
         dsm__fatal("out of private memory for a thread");
     cur->size = 1;
-    cur->uid = shim.rank * SHIM_MAX_LOCAL + 1;
+    if (syscall(SYS_gettid) == getpid()) {
+        cur->uid = shim.rank * SHIM_MAX_LOCAL + 1;
+    } else {
+        /* A thread the program started itself (or one of the shim's
+         * helpers, before it joins a team): an owner id of its own for
+         * recursive mutexes and nest locks, apart from the OpenMP
+         * threads' ids. */
+        static uint32_t made;
+        uint32_t k = __atomic_add_fetch(&made, 1, __ATOMIC_RELAXED) & 0xfffff;
+        cur->uid = -(int)(((uint32_t)shim.rank << 20 | k) & 0x7fffffff) - 1;
+        cur->program_thread = 1;
+    }
     return cur;
 }
 
@@ -70,6 +82,7 @@ static void enter_member(struct shim_thr *t, int local)
     t->active_level = L.size > 1;
     t->local = local;
     t->uid = shim.rank * SHIM_MAX_LOCAL + local + 1;
+    t->program_thread = 0;
     t->seq = L.seq;
     t->ws = 0;
     t->turn = 0;
@@ -289,7 +302,11 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
         sec.chunk = 1;
         loop = &sec;
     }
-    if (!shim.active || t->level > 0 || shim.rank != 0) {
+    /* A region met by a thread the program started with pthread_create
+     * has that thread alone: its variables are on a stack only rank 0
+     * has, and several such threads may start regions at once, while the
+     * team across ranks is one (ompshim(7), LIMITS). */
+    if (!shim.active || t->level > 0 || shim.rank != 0 || t->program_thread) {
         serial_start(ws_kind, loop);
         return;
     }
