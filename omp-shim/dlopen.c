@@ -192,10 +192,10 @@ static void join(const struct dl_desc *d)
         if (share && shim_data_segment(shim_applibs_data(k), &spec[n], copy[n]))
             n++;
     }
+    shim_blas_one_thread();     /* the load may have brought OpenBLAS */
     /* Collective: every rank found the same objects at the same addresses.
      * Its barrier (or this one, with no globals to share) is also where
      * rank 0 learns that nobody reads the description any more. */
-    shim_blas_one_thread();
     if (n)
         dsm__segments_add(spec, n, 0);
     else

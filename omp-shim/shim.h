@@ -361,12 +361,12 @@ SHIM_HIDDEN void *shim_dsm_malloc(size_t size, size_t align);
 SHIM_HIDDEN void *shim_realloc_as(void *p, size_t size, int program);
 /* bcast.c: dsm_bcast from the program's sequential code. */
 SHIM_HIDDEN void shim_bcast_init(void);
-
-/* ---- blas.c ---- */
-SHIM_HIDDEN void shim_blas_one_thread(void);
 SHIM_HIDDEN void shim_bcast_worker(const struct shim_ctl *c);
 SHIM_HIDDEN void shim_dsm_free(void *p);
 SHIM_HIDDEN int  shim_in_heap(const void *p);
+
+/* ---- blas.c: OpenBLAS (and BLIS) get one thread on a job of ranks ---- */
+SHIM_HIDDEN void shim_blas_one_thread(void);
 
 /* ---- locks.c ---- */
 SHIM_HIDDEN int shim_new_lock_id(void);
