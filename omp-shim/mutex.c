@@ -218,19 +218,22 @@ static uint32_t *word_of(const pthread_cond_t *c)
     return &cond_word[(a >> 4 ^ a >> 12) & (COND_WORDS - 1)];
 }
 
-/* The sleeper counts its sleep before it reads the word, and the waker
- * changes the word before it reads the count (both seq_cst): a waker that
- * sees no sleeper changed the word before the sleeper read it, so the
- * futex wait returns at once. */
+/* Every signal of the process comes here (the shim's own team included),
+ * so one with no sleeper of the shim's costs a load.  A sleeper counts
+ * itself while it holds the mutex, before it reads the word: a waker that
+ * holds the mutex sees the count; one that does not and sees no sleeper
+ * signalled before that wait began, which POSIX lets go unseen.  A waker
+ * that sees a sleeper changes the word, and the sleeper's futex wait either
+ * finds it changed or is woken. */
 static void wake_local(const pthread_cond_t *c)
 {
     uint32_t *w = word_of(c);
+    if (!__atomic_load_n(&cond_sleepers[w - cond_word], __ATOMIC_SEQ_CST))
+        return;
     __atomic_fetch_add(w, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&cond_sleepers[w - cond_word], __ATOMIC_SEQ_CST)) {
-        int saved = errno;
-        syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-        errno = saved;
-    }
+    int saved = errno;
+    syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    errno = saved;
 }
 
 static long ns_until(clockid_t clk, const struct timespec *t)

@@ -384,23 +384,21 @@ static int s_fsetpos(FILE *f, const fpos_t *pos)
     return simple(FIO_FSEEK, f, pos->__pos, SEEK_SET) < 0 ? -1 : 0;
 }
 
+/* The 64-bit names: on x86-64 glibc's fpos64_t is fpos_t, and fgetpos64
+ * the same function as fgetpos. */
+_Static_assert(sizeof(fpos64_t) == sizeof(fpos_t) &&
+               __builtin_offsetof(fpos64_t, __pos) == __builtin_offsetof(fpos_t, __pos) &&
+               sizeof(((fpos64_t *)0)->__pos) == sizeof(((fpos_t *)0)->__pos),
+               "fpos64_t and fpos_t differ");
+
 static int s_fgetpos64(FILE *f, fpos64_t *pos)
 {
-    if (!shim_stream_remote(f))
-        return fgetpos64(f, pos);
-    int64_t r = simple(FIO_FTELL, f, 0, 0);
-    if (r < 0)
-        return -1;
-    memset(pos, 0, sizeof *pos);
-    pos->__pos = (off64_t)r;
-    return 0;
+    return s_fgetpos(f, (fpos_t *)(void *)pos);
 }
 
 static int s_fsetpos64(FILE *f, const fpos64_t *pos)
 {
-    if (!shim_stream_remote(f))
-        return fsetpos64(f, pos);
-    return simple(FIO_FSEEK, f, pos->__pos, SEEK_SET) < 0 ? -1 : 0;
+    return s_fsetpos(f, (const fpos_t *)(const void *)pos);
 }
 
 static void s_rewind(FILE *f)
