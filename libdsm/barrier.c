@@ -13,6 +13,15 @@
  * The same exchange carries a check value, so that collective calls
  * (dsm_malloc, dsm_free, dsm_finalize) can verify that every node made the
  * same call with the same arguments.
+ *
+ * Bystanders: the OpenMP shim runs threads of the program that take no part
+ * in barriers and may use shared memory and locks while one runs.  Their
+ * writes during a barrier belong to the next interval (page_table.c, lock.c
+ * stamp them so).  What they cannot live with is a page changing its home
+ * under them: first-touch placement needs the new home's copy to stay valid
+ * from the barrier's entry to its end, and a bystander's lock acquire may
+ * drop it.  So once any node declares bystanders, the master tells every
+ * node in every release from then on that no page migrates.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -28,6 +37,7 @@ static struct {
     uint64_t *check, *aux;          /* per node */
     uint32_t *kind, *waiter;        /* per node */
     uint8_t *in;                    /* per node: entered this barrier (dumps) */
+    int nomigrate;                  /* a node declared bystanders: for good */
     int32_t *writer;                /* per page: 0 none, r+1 sole writer r, -1 many */
     uint32_t *touched;
     size_t ntouched;
@@ -37,7 +47,11 @@ static struct {
 struct release_ctx {
     struct dsm_wire_notice *items;
     size_t n, cap;
+    int nomigrate;                  /* DSM_MF_NOMIGRATE */
 };
+
+/* Set once by dsm__barrier_bystanders; read by the barrier's thread. */
+static int bystanders;
 
 static const char *kind_name(uint32_t k)
 {
@@ -55,6 +69,7 @@ int dsm__barrier_init(void)
 {
     int n = dsm__g.nodes;
     memset(&M, 0, sizeof M);
+    bystanders = 0;
     if (dsm__g.rank != 0)
         return 0;
     M.check = calloc((size_t)n, sizeof *M.check);
@@ -126,6 +141,8 @@ static void master_release(void)
             m->hdr.id = M.epoch;
             if (i == M.ntouched)
                 m->hdr.flags |= DSM_MF_LAST;
+            if (M.nomigrate)
+                m->hdr.flags |= DSM_MF_NOMIGRATE;
             dsm__msg_send(m);
         } while (i < M.ntouched);
     }
@@ -160,6 +177,8 @@ void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *payload)
         if (pages[i] & DSM_NOTICE_NOCOPY)
             M.writer[p] = -1;   /* as if several wrote it: nobody keeps or takes it */
     }
+    if (h->flags & DSM_MF_NOMIGRATE)
+        M.nomigrate = 1;
     M.check[src] = h->arg;
     M.aux[src] = h->arg2;
     M.kind[src] = h->flags >> 8;
@@ -215,6 +234,8 @@ void dsm__on_barrier_release(const struct dsm_wire_hdr *h, const void *payload)
             dsm__fatal("malformed BARRIER_RELEASE: page %u out of range",
                        c->items[c->n + i].page);
     c->n += n;
+    if (h->flags & DSM_MF_NOMIGRATE)
+        c->nomigrate = 1;
     if (h->flags & DSM_MF_LAST)
         dsm__waiter_complete(w);
 }
@@ -276,7 +297,7 @@ static void apply_release(const struct release_ctx *c)
 
         if (pg->state == DSM_P_UNALLOC)
             continue;
-        if ((pg->flags & DSM_PF_MIGRATE) && w >= 0 && w != pg->home) {
+        if ((pg->flags & DSM_PF_MIGRATE) && w >= 0 && w != pg->home && !c->nomigrate) {
             migrate(p, w, &pb);
             continue;
         }
@@ -333,7 +354,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
 {
     struct dsm_global *g = &dsm__g;
     uint64_t t0 = dsm__now_ns(), m0 = __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED);
-    struct release_ctx ctx = { NULL, 0, 0 };
+    struct release_ctx ctx = { NULL, 0, 0, 0 };
     uint32_t *list, waiter;
     size_t n;
 
@@ -342,7 +363,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     dsm__prefetch_drain();
     dsm__release_writes(1);
 
-    n = dsm__pt_copy_epoch(&list);
+    n = dsm__pt_take_epoch(&list);
     if (g->nodes == 1) {
         /* Alone: no messages; the notices are this node's own writes. */
         ctx.items = malloc((n ? n : 1) * sizeof *ctx.items);
@@ -366,8 +387,11 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
         }
         waiter = dsm__waiter_get(DSM_WAIT_BARRIER, 1, &ctx);
         dsm__waiter_note(waiter, 0, g->epoch);
-        dsm__msg_send_pages(DSM_MSG_BARRIER_ENTER, 0, list, n, g->epoch, waiter,
-                            (uint16_t)(kind << 8), check, aux);
+        uint16_t flags = (uint16_t)(kind << 8);
+        if (__atomic_load_n(&bystanders, __ATOMIC_ACQUIRE))
+            flags |= DSM_MF_NOMIGRATE;
+        dsm__msg_send_pages(DSM_MSG_BARRIER_ENTER, 0, list, n, g->epoch, waiter, flags,
+                            check, aux);
         free(list);
         dsm__waiter_wait(waiter);
         dsm__waiter_put(waiter);
@@ -392,6 +416,11 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     DSM_STAT_ADD(barrier_msgs, __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED) - m0);
     DSM_TRACE_LEAVE(DSM_TR_BARRIER_LEAVE, kind, 0, g->epoch - 1,
                     __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED) - m0);
+}
+
+void dsm__barrier_bystanders(void)
+{
+    __atomic_store_n(&bystanders, 1, __ATOMIC_RELEASE);
 }
 
 void dsm_barrier(void)

@@ -30,13 +30,14 @@ struct dsm_page {
     uint8_t  state;      /* enum dsm_pstate */
     uint8_t  flags;      /* DSM_PF_* */
     uint16_t home;       /* home node (valid unless UNALLOC) */
-    uint32_t spare;
+    uint32_t listed;     /* page_table.c: on the written-page list of this
+                          * generation (under its list lock, not the page's) */
     uint64_t copyset;    /* home only: nodes that may hold a copy */
 };
 
 #define DSM_PF_TWIN   0x01   /* a twin exists (non-home page written) */
 #define DSM_PF_MARKED 0x02   /* written since the last release or barrier */
-#define DSM_PF_EPOCH  0x04   /* written since the last barrier */
+/* 0x04: free (was "written since the last barrier": struct dsm_page.listed) */
 #define DSM_PF_STALE  0x08   /* in flight, but invalidated meanwhile */
 #define DSM_PF_MIGRATE 0x10  /* home moves to the first sole writer (same on all nodes) */
 #define DSM_PF_NOTRAP  0x20  /* a stack: the home never write-protects it (segment.c) */
@@ -197,13 +198,17 @@ DSM_HIDDEN size_t dsm__pt_take_pending(uint32_t **out);
 /* Record page p as written (caller holds its lock). */
 DSM_HIDDEN void dsm__pt_mark_written(size_t p);
 /* Take the list of pages marked since the last flush (clears it), or copy the
- * list of pages written in this epoch.  Caller frees *out. */
+ * list of pages written in this epoch, or take it at a barrier's entry
+ * (writes after it start the next epoch's list).  Caller frees *out. */
 DSM_HIDDEN size_t dsm__pt_take_marked(uint32_t **out);
 DSM_HIDDEN size_t dsm__pt_copy_epoch(uint32_t **out);
+DSM_HIDDEN size_t dsm__pt_take_epoch(uint32_t **out);
 DSM_HIDDEN void dsm__pt_clear_epoch(void);
 /* Lock releases: the pages written here since the last barrier and those
- * learned of from lock grants since (dsm__pt_note_learned); malloc'd. */
-DSM_HIDDEN size_t dsm__pt_copy_release(uint32_t **out);
+ * learned of from lock grants since (dsm__pt_note_learned); malloc'd.
+ * *epoch: the epoch those writes belong to (dsm__g.epoch, or the next one
+ * while this node is in a barrier). */
+DSM_HIDDEN size_t dsm__pt_copy_release(uint32_t **out, uint32_t *epoch);
 DSM_HIDDEN void dsm__pt_note_learned(const uint32_t *pages, size_t n);
 /* Installs: a thread that faults on an IN_FLIGHT page waits for the next
  * (the communication thread then keeps polling, as for any sleeping waiter). */
@@ -386,6 +391,11 @@ enum dsm_coll_kind { DSM_COLL_BARRIER = 0, DSM_COLL_MALLOC, DSM_COLL_FREE, DSM_C
  * barrier are still deferred, so it can set up pages they may ask for. */
 DSM_HIDDEN void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
                                      void (*at_release)(void *), void *arg);
+/* This node has threads that use shared memory and locks while another of
+ * its threads is in a barrier (bystanders: the OpenMP shim's program
+ * threads).  From the next barrier on, no page moves its home (first-touch
+ * placement, DSM_PF_MIGRATE) anywhere: barrier.c. */
+DSM_HIDDEN void dsm__barrier_bystanders(void);
 /* prefetch.c: after a barrier of this kind (epoch advanced): let queued
  * prefetches go, and run the history prefetch after dsm_barrier. */
 DSM_HIDDEN void dsm__prefetch_after_barrier(enum dsm_coll_kind kind);

@@ -131,10 +131,31 @@ int (*dsm__foreign_fault_hook)(void *addr);
  * same address faulting so over and over is an access that no protection
  * of ours allows: running code there (a GCC nested function's trampoline
  * on a stack in shared memory), or a protection the program set itself.
- * Stop with a message instead of retrying it forever. */
+ * Stop with a message instead of retrying it forever.
+ *
+ * Before that, a page whose state says READ_WRITE may still be protected
+ * for a while: a barrier or a flush changes states first and protections
+ * in one batch afterwards (dsm__pb_flush).  A thread that takes no part in
+ * the barrier (dsm__barrier_bystanders) spins here until the batch goes
+ * out, which takes long when it holds the core the barrier's thread needs
+ * (seen: cdo, "keeps faulting").  After DSM_NOOP_FAULTS_SYNC such faults
+ * the page gets the protection its state says, counted as an upgrade so
+ * that a flush in progress protects it again before making its diff. */
 #define DSM_NOOP_FAULTS_MAX 100000
+#define DSM_NOOP_FAULTS_SYNC 64
 static __thread void *noop_addr;
 static __thread unsigned noop_faults;
+
+static void sync_protection(size_t p)
+{
+    struct dsm_page *pg = &dsm__g.pages[p];
+    dsm__page_lock(p);
+    if (pg->state == DSM_P_READ_WRITE) {
+        __atomic_fetch_add(&dsm__upgrades, 1, __ATOMIC_SEQ_CST);
+        dsm__vm_protect(p, 1, PROT_READ | PROT_WRITE);
+    }
+    dsm__page_unlock(p);
+}
 
 static void count_noop(void *addr, int was_rw)
 {
@@ -146,7 +167,9 @@ static void count_noop(void *addr, int was_rw)
         noop_addr = addr;
         noop_faults = 0;
     }
-    if (++noop_faults >= DSM_NOOP_FAULTS_MAX)
+    if (++noop_faults % DSM_NOOP_FAULTS_SYNC == 0)
+        sync_protection(dsm__page_of(addr));
+    if (noop_faults >= DSM_NOOP_FAULTS_MAX)
         dsm__fatal("the access at %p keeps faulting (%u times) on a page of shared memory "
                    "that is readable and writable: is the program running code there? "
                    "(GCC's nested functions put trampolines on the stack; the OpenMP shim "

@@ -140,9 +140,13 @@ void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *payload)
         dsm__fatal("rank %d released lock %u, which it does not hold (%s); every "
                    "dsm_lock_release must follow a dsm_lock_acquire of the same id",
                    h->src, h->id, l->held ? "another rank holds it" : "it is free");
-    if (h->epoch > l->notice_epoch || l->n == 0) {
+    /* The notices' epoch (arg): the sender's, or the next one when a
+     * thread of the sender released the lock while another was in a
+     * barrier (those writes are the next interval's; wire_check.c). */
+    uint32_t ne = (uint32_t)h->arg;
+    if (ne > l->notice_epoch || l->n == 0) {
         l->n = l->sorted = 0;
-        l->notice_epoch = h->epoch;
+        l->notice_epoch = ne;
     }
     if (grow_u32(&l->notices, &l->cap, l->n + n))
         dsm__fatal("out of private memory for the notices of lock %u", h->id);
@@ -238,18 +242,18 @@ int dsm__lock_try(int id)
 
 static void release(const char *func, int id, uint16_t flags)
 {
-    uint32_t *list, waiter;
+    uint32_t *list, waiter, epoch;
     size_t n;
 
     check_id(func, id);
     DSM_TRACE_ENTER(DSM_TR_LOCK_RELEASE, 0, id % dsm__g.nodes, id, 0);
     dsm__release_writes(0);
 
-    n = dsm__pt_copy_release(&list);
+    n = dsm__pt_copy_release(&list, &epoch);
     waiter = dsm__waiter_get(DSM_WAIT_RELEASE, 1, NULL);
     dsm__waiter_note(waiter, id % dsm__g.nodes, (uint64_t)id);
     dsm__msg_send_pages(DSM_MSG_LOCK_REL, id % dsm__g.nodes, list, n, (uint32_t)id,
-                        waiter, flags, 0, 0);
+                        waiter, flags, epoch, 0);
     free(list);
     dsm__waiter_wait(waiter);
     dsm__waiter_put(waiter);

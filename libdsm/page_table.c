@@ -26,6 +26,12 @@ static pthread_mutex_t page_locks[DSM_PAGE_LOCKS];
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t *marked, *epoch_list;   /* page ids, npages capacity each */
 static size_t nmarked, nepoch;
+/* The epoch whose writes epoch_list collects: dsm__g.epoch, except from a
+ * barrier's entry (dsm__pt_take_epoch) to its end, when it is already the
+ * next one.  Under list_lock. */
+static uint32_t list_epoch;
+/* A page is on epoch_list when its `listed` equals this (never 0). */
+static uint32_t list_gen = 1;
 /* Pages this node learned of from lock grants since the last barrier (written
  * by others): each later lock release passes them on, so that a chain of
  * locks orders writes as shared memory would (A writes x and releases L1; B
@@ -133,6 +139,8 @@ int dsm__pt_init(void)
     for (int i = 0; i < DSM_PAGE_LOCKS; i++)
         pthread_mutex_init(&page_locks[i], NULL);
     nmarked = nepoch = nlearned = 0;
+    list_epoch = 0;
+    list_gen = 1;
     return 0;
 }
 
@@ -158,15 +166,17 @@ void dsm__page_unlock(size_t p) { pthread_mutex_unlock(&page_locks[p % DSM_PAGE_
 void dsm__pt_mark_written(size_t p)
 {
     struct dsm_page *pg = &dsm__g.pages[p];
-    if ((pg->flags & (DSM_PF_MARKED | DSM_PF_EPOCH)) == (DSM_PF_MARKED | DSM_PF_EPOCH))
+    if ((pg->flags & DSM_PF_MARKED) &&
+        __atomic_load_n(&pg->listed, __ATOMIC_RELAXED) ==
+            __atomic_load_n(&list_gen, __ATOMIC_RELAXED))
         return;
     pthread_mutex_lock(&list_lock);
     if (!(pg->flags & DSM_PF_MARKED)) {
         pg->flags |= DSM_PF_MARKED;
         marked[nmarked++] = (uint32_t)p;
     }
-    if (!(pg->flags & DSM_PF_EPOCH)) {
-        pg->flags |= DSM_PF_EPOCH;
+    if (pg->listed != list_gen) {
+        __atomic_store_n(&pg->listed, list_gen, __ATOMIC_RELAXED);
         epoch_list[nepoch++] = (uint32_t)p;
     }
     pthread_mutex_unlock(&list_lock);
@@ -200,10 +210,42 @@ size_t dsm__pt_copy_epoch(uint32_t **out)
     return n;
 }
 
-size_t dsm__pt_copy_release(uint32_t **out)
+/* A barrier's entry, after its flush: its notices are the pages written so
+ * far.  A thread of this node that takes no part in the barrier
+ * (dsm__barrier_bystanders) may write on while it runs; those writes belong
+ * to the next interval, so they go on a new list (a new generation), which
+ * the barrier's end leaves alone.  A page such a thread wrote after the
+ * flush is still marked (its diff not sent yet): it is on both.  The pages'
+ * flags belong to their page locks, which cannot be taken here: the
+ * generation number is what says "listed". */
+size_t dsm__pt_take_epoch(uint32_t **out)
+{
+    size_t n, keep = 0;
+    pthread_mutex_lock(&list_lock);
+    n = nepoch;
+    *out = malloc((n ? n : 1) * sizeof **out);
+    if (!*out)
+        dsm__fatal("out of private memory for %zu written pages", n);
+    memcpy(*out, epoch_list, n * sizeof **out);
+    __atomic_store_n(&list_gen, list_gen + 1 ? list_gen + 1 : 1, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < n; i++) {
+        struct dsm_page *pg = &dsm__g.pages[epoch_list[i]];
+        if (__atomic_load_n(&pg->flags, __ATOMIC_RELAXED) & DSM_PF_MARKED) {
+            pg->listed = list_gen;
+            epoch_list[keep++] = epoch_list[i];
+        }
+    }
+    nepoch = keep;
+    list_epoch = __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE) + 1;
+    pthread_mutex_unlock(&list_lock);
+    return n;
+}
+
+size_t dsm__pt_copy_release(uint32_t **out, uint32_t *epoch)
 {
     size_t n;
     pthread_mutex_lock(&list_lock);
+    *epoch = list_epoch;
     n = nepoch + nlearned;
     *out = malloc((n ? n : 1) * sizeof **out);
     if (!*out)
@@ -227,11 +269,9 @@ void dsm__pt_note_learned(const uint32_t *pages, size_t n)
 
 void dsm__pt_clear_epoch(void)
 {
-    /* Barrier only: no other thread touches shared memory now. */
+    /* Barrier only, after dsm__pt_take_epoch: the written pages left in
+     * epoch_list were written during the barrier, for the next one. */
     pthread_mutex_lock(&list_lock);
-    for (size_t i = 0; i < nepoch; i++)
-        dsm__g.pages[epoch_list[i]].flags &= (uint8_t)~DSM_PF_EPOCH;
-    nepoch = 0;
     for (size_t i = 0; i < nlearned; i++)
         learned_at[learned_list[i]] = 0;
     nlearned = 0;

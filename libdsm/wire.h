@@ -49,6 +49,8 @@ enum dsm_msg_type {
 #define DSM_MF_BARRIER 0x8u   /* DIFF: flushed at a barrier (DSM_CHECK=races) */
 #define DSM_MF_HANDOFF 0x10u  /* LOCK_REL: may release a lock another rank holds
                                * (the shim: unset by a thread that did not set it) */
+#define DSM_MF_NOMIGRATE 0x20u /* BARRIER_ENTER: the sender has bystander threads;
+                                * BARRIER_RELEASE: no page moves its home (barrier.c) */
 
 #define DSM_WRITER_MANY (-2)  /* barrier release: more than one node wrote */
 /* BARRIER_ENTER: the sender wrote the page but holds no valid copy now. */

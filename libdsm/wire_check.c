@@ -173,6 +173,9 @@ int dsm__wire_check(const struct dsm_wire_limits *l, const void *msg, size_t cou
     case DSM_MSG_LOCK_REL:
         if (!lock_ok(l, h.id, l->rank))
             break;
+        if (h.arg != h.epoch && h.arg != (uint64_t)h.epoch + 1)
+            return bad(why, whylen, "LOCK_REL with notices of epoch %llu at epoch %u",
+                       (unsigned long long)h.arg, h.epoch);
         return check_pages(l, pl, h.len, 0, "LOCK_REL", why, whylen);
     case DSM_MSG_ATOMIC_REQ:
         if (h.id >= l->npages || h.len != sizeof(struct dsm_wire_atomic))

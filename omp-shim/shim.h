@@ -367,6 +367,8 @@ SHIM_HIDDEN int  shim_in_heap(const void *p);
 
 /* ---- blas.c: OpenBLAS (and BLIS) get one thread on a job of ranks ---- */
 SHIM_HIDDEN void shim_blas_one_thread(void);
+/* ---- program_threads.c: the program started a thread of its own ---- */
+SHIM_HIDDEN void shim_program_threads(void);
 
 /* ---- locks.c ---- */
 SHIM_HIDDEN int shim_new_lock_id(void);

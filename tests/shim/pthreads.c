@@ -30,9 +30,17 @@
  *                       write-protects that page on rank 0, and a read in
  *                       the kernel then fails with EFAULT unless the shim
  *                       makes it again (266-330 failed reads of a run
- *                       without that).
+ *                       without that);
+ *   pthreads placement  an array that a schedule(static) region writes moves
+ *                       its pages' homes to the ranks that wrote them
+ *                       (first-touch placement); after the program started
+ *                       a thread, a second array's do not: that thread
+ *                       could drop a new home's copy during the barrier
+ *                       (libdsm(7), THREADS; cdo stopped with "migrates
+ *                       here but is INVALID here").
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -306,10 +314,54 @@ static int io(const char *path)
     return r->failed != 0 || r->reads == 0;
 }
 
+/* Pages of [a, a+len) whose home is not rank 0 (where malloc put them). */
+static int moved(int (*home_of)(const void *), const char *a, size_t len, size_t ps)
+{
+    int n = 0;
+    for (size_t off = 0; off < len; off += ps)
+        n += home_of(a + off) != 0;
+    return n;
+}
+
+static void *idle_thread(void *arg)
+{
+    *(volatile int *)arg = 1;
+    return NULL;
+}
+
+static int placement(void)
+{
+    int (*home_of)(const void *) = (int (*)(const void *))dlsym(RTLD_DEFAULT, "dsm_home_of");
+    size_t (*page_size)(void) = (size_t (*)(void))dlsym(RTLD_DEFAULT, "dsm_page_size");
+    if (!home_of || !page_size) {
+        fprintf(stderr, "pthreads: dsm_home_of not found: not under the OpenMP shim?\n");
+        return 1;
+    }
+    size_t ps = page_size(), len = 32 * ps * (size_t)omp_get_max_threads();
+    char *a = aligned_alloc(ps, len), *b = aligned_alloc(ps, len);
+    int ran = 0;
+    pthread_t t;
+    if (!a || !b)
+        return 1;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < len; i++)
+        a[i] = (char)i;
+    int moved_a = moved(home_of, a, len, ps);
+    if (pthread_create(&t, NULL, idle_thread, &ran) || pthread_join(t, NULL) || !ran)
+        return 1;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < len; i++)
+        b[i] = (char)i;
+    int moved_b = moved(home_of, b, len, ps);
+    printf("pthreads: placement: first array moved %s, second array moved %d\n",
+           moved_a > 0 ? "some" : "none", moved_b);
+    return moved_a == 0 || moved_b != 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: pthreads pipeline|recursive|ranks|io FILE\n");
+        fprintf(stderr, "usage: pthreads pipeline|recursive|ranks|placement|io FILE\n");
         return 2;
     }
     if (!strcmp(argv[1], "io") && argc == 3)
@@ -320,6 +372,8 @@ int main(int argc, char **argv)
         return recursive();
     if (!strcmp(argv[1], "ranks"))
         return ranks();
+    if (!strcmp(argv[1], "placement"))
+        return placement();
     fprintf(stderr, "pthreads: unknown mode %s\n", argv[1]);
     return 2;
 }

@@ -1,0 +1,47 @@
+/*
+ * program_threads.c - threads the program starts itself.
+ *
+ * Only rank 0 runs the program's sequential code, so a thread the program
+ * starts with pthread_create (cdo's operator threads, std::thread) lives on
+ * rank 0 alone and takes no part in the DSM barriers that the initial
+ * thread's parallel regions start and end with: it may write shared memory
+ * and lock mutexes (DSM locks) while one runs.  libdsm copes with such
+ * bystanders (barrier.c) once told: the first pthread_create of the run that
+ * does not come from the shim itself (its OpenMP helpers) or from libdsm
+ * (communication and service threads) tells it, and from the next barrier on
+ * no page of the heap or of the globals moves its home to its first writer
+ * (ompshim(7), LIMITS).  A thread started another way (C11's thrd_create
+ * calls glibc's own entry point) is not seen.
+ *
+ * Threads: any.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include "shim.h"
+
+/* Whether code address pc is in libompshim.so (libdsm is part of it). */
+static int from_shim(const void *pc)
+{
+    static void *own_base;
+    Dl_info self, caller;
+    if (!own_base && dladdr((const void *)&from_shim, &self))
+        own_base = self.dli_fbase;
+    return own_base && dladdr(pc, &caller) && caller.dli_fbase == own_base;
+}
+
+void shim_program_threads(void)
+{
+    if (shim.active)
+        dsm__barrier_bystanders();
+}
+
+SHIM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                               void *(*fn)(void *), void *arg)
+{
+    SHIM_REAL(pthread_create);
+    if (shim.active && !from_shim(__builtin_return_address(0)))
+        shim_program_threads();
+    return real_pthread_create(th, attr, fn, arg);
+}
