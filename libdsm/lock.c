@@ -140,9 +140,9 @@ void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *payload)
         dsm__fatal("rank %d released lock %u, which it does not hold (%s); every "
                    "dsm_lock_release must follow a dsm_lock_acquire of the same id",
                    h->src, h->id, l->held ? "another rank holds it" : "it is free");
-    /* The notices' epoch (arg): the sender's, or the next one when a
-     * thread of the sender released the lock while another was in a
-     * barrier (those writes are the next interval's; wire_check.c). */
+    /* The notices' epoch (arg): the sender's when it took its list, or
+     * the next one when a thread of the sender released the lock while
+     * another was in a barrier (those writes are the next interval's). */
     uint32_t ne = (uint32_t)h->arg;
     if (ne > l->notice_epoch || l->n == 0) {
         l->n = l->sorted = 0;
