@@ -236,6 +236,11 @@ size_t dsm__pt_take_epoch(uint32_t **out)
         }
     }
     nepoch = keep;
+    /* What lock grants taught this node so far is covered by this barrier
+     * too; what such a thread learns during it is the next interval's. */
+    for (size_t i = 0; i < nlearned; i++)
+        learned_at[learned_list[i]] = 0;
+    nlearned = 0;
     list_epoch = __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE) + 1;
     pthread_mutex_unlock(&list_lock);
     return n;
@@ -269,16 +274,12 @@ void dsm__pt_note_learned(const uint32_t *pages, size_t n)
 
 void dsm__pt_clear_epoch(void)
 {
-    /* Barrier only, after dsm__pt_take_epoch: the written pages left in
-     * epoch_list were written during the barrier, for the next one. */
-    pthread_mutex_lock(&list_lock);
-    for (size_t i = 0; i < nlearned; i++)
-        learned_at[learned_list[i]] = 0;
-    nlearned = 0;
-    pthread_mutex_unlock(&list_lock);
-    /* Every page in them was written in the interval that ends here, so the
-     * barrier's notices have dropped the stale copies already.  A notice of
-     * a flush after this barrier waits for the next epoch (protocol.c). */
+    /* Barrier only.  dsm__pt_take_epoch emptied the written and learned
+     * lists at the entry: what they hold now came during the barrier, for
+     * the next one.  dsm_flush's sets: every page in them was written in
+     * the interval that ends here, so the barrier's notices have dropped
+     * the stale copies already.  A notice of a flush after this barrier
+     * waits for the next epoch (protocol.c). */
     set_clear(&announce);
     set_clear(&pending);
 }
