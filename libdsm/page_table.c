@@ -231,7 +231,7 @@ size_t dsm__pt_take_epoch(uint32_t **out)
     for (size_t i = 0; i < n; i++) {
         struct dsm_page *pg = &dsm__g.pages[epoch_list[i]];
         if (__atomic_load_n(&pg->flags, __ATOMIC_RELAXED) & DSM_PF_MARKED) {
-            pg->listed = list_gen;
+            __atomic_store_n(&pg->listed, list_gen, __ATOMIC_RELAXED);
             epoch_list[keep++] = epoch_list[i];
         }
     }

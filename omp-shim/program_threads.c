@@ -2,8 +2,9 @@
  * program_threads.c - threads the program starts itself.
  *
  * Only rank 0 runs the program's sequential code, so a thread the program
- * starts with pthread_create (cdo's operator threads, std::thread) lives on
- * rank 0 alone and takes no part in the DSM barriers that the initial
+ * starts with pthread_create (cdo's operator threads, FFTW's thread pool in
+ * bart, std::thread) lives on rank 0, or on the rank whose region body
+ * started it, and takes no part in the DSM barriers that the initial
  * thread's parallel regions start and end with: it may write shared memory
  * and lock mutexes (DSM locks) while one runs.  libdsm copes with such
  * bystanders (barrier.c) once told: the first pthread_create of the run that
