@@ -10,11 +10,28 @@
  * ever held while touching shared memory, so the fault cannot have
  * interrupted a holder), send messages, and wait for replies.  It never calls
  * malloc or stdio.  Returning 1 retries the faulting access.
+ *
+ * libsigsegv does not say whether the access was a read or a write, and the
+ * protocol mostly does not need to know: a fault on a READ_ONLY page is a
+ * write.  Except when the page was not readable at the time of the access
+ * and became readable before the handler took its lock: a read that
+ * faulted on a page another thread was fetching (IN_FLIGHT) finds it
+ * READ_ONLY, and taking that for a write made the page writable, twinned
+ * and listed for nothing.  With the OpenMP shim that is worse than waste:
+ * the rank's inline atomics on that page then run on its copy instead of at
+ * the home (seen: inline_atomic, a PLT read of the GOT on the page of the
+ * counter, "ranks 0 and 1 both wrote").  So a thin SIGSEGV handler in front
+ * of libsigsegv's reads the kind of access from the kernel's page-fault
+ * error code where the machine gives it (x86-64 Linux: ucontext REG_ERR,
+ * bit 1 = write), and a read on a page that is readable now is retried
+ * without a transition.
  */
+#define _GNU_SOURCE
 #include <signal.h>
 #include <sigsegv.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 
 #include "dsm_internal.h"
 
@@ -23,27 +40,43 @@ uint32_t dsm__upgrades;
 /* The fault's kind in its FAULT_END trace event (dsm-trace(5)). */
 enum { FK_READ = 0, FK_WRITE = 1, FK_INFLIGHT = 2, FK_PROTECT = 3, FK_NOTOURS = 4 };
 
-static int handle_kind(size_t p, int *kind, uint64_t *wait_ns);
+/* The access that faulted, as segv_front read it for this thread's current
+ * fault; ACCESS_UNKNOWN where the machine does not say. */
+enum { ACCESS_UNKNOWN = 0, ACCESS_READ, ACCESS_WRITE };
 
-static int handle(size_t p)
+/* A read on a page that is readable (by its state) has nothing to do. */
+static int is_readable(int state)
+{
+    return state == DSM_P_READ_ONLY || state == DSM_P_READ_WRITE;
+}
+
+static int handle_kind(size_t p, int access, int *kind, uint64_t *wait_ns);
+
+static int handle(size_t p, int access)
 {
     int kind = FK_NOTOURS, rc;
     uint64_t wait_ns = 0;
     if (dsm__likely(!dsm__trace_on))
-        return handle_kind(p, &kind, &wait_ns);
+        return handle_kind(p, access, &kind, &wait_ns);
     int home = dsm__g.pages[p].home;
     dsm__trace_enter_ev(DSM_TR_FAULT_BEGIN, 0, home, p, 0);
-    rc = handle_kind(p, &kind, &wait_ns);
+    rc = handle_kind(p, access, &kind, &wait_ns);
     dsm__trace_leave_ev(DSM_TR_FAULT_END, kind, home, p, wait_ns);
     return rc;
 }
 
-static int handle_kind(size_t p, int *kind, uint64_t *wait_ns)
+static int handle_kind(size_t p, int access, int *kind, uint64_t *wait_ns)
 {
     struct dsm_global *g = &dsm__g;
     struct dsm_page *pg = &g->pages[p];
 
     dsm__page_lock(p);
+    if (access == ACCESS_READ && is_readable(pg->state)) {
+        /* Made readable since the access (by another thread's fetch). */
+        dsm__page_unlock(p);
+        *kind = FK_INFLIGHT;
+        return 1;
+    }
     int home = pg->home == g->rank;
     /* A home maps an untouched page writable at once, unless others may
      * read it unseen (dsm__remote_reads): then it maps it read-only, as if
@@ -126,21 +159,24 @@ static int handle_kind(size_t p, int *kind, uint64_t *wait_ns)
 
 int (*dsm__foreign_fault_hook)(void *addr);
 
-/* A fault on a page that is readable and writable has nothing to do; one
- * may come from a race with another thread that opened the page.  The
+/* A fault on a page that is readable and writable, or a read that faulted
+ * on a page that is readable, has nothing to do; one may come from a race
+ * with another thread that opened the page.  The
  * same address faulting so over and over is an access that no protection
  * of ours allows: running code there (a GCC nested function's trampoline
  * on a stack in shared memory), or a protection the program set itself.
  * Stop with a message instead of retrying it forever.
  *
- * Before that, a page whose state says READ_WRITE may still be protected
+ * Before that, a page whose state says READ_WRITE (or READ_ONLY) may still
+ * be protected
  * for a while: a barrier or a flush changes states first and protections
  * in one batch afterwards (dsm__pb_flush).  A thread that takes no part in
  * the barrier (dsm__barrier_bystanders) spins here until the batch goes
  * out, which takes long when it holds the core the barrier's thread needs
  * (seen: cdo, "keeps faulting").  After DSM_NOOP_FAULTS_SYNC such faults
- * the page gets the protection its state says, counted as an upgrade so
- * that a flush in progress protects it again before making its diff. */
+ * the page gets the protection its state says; making it writable counts
+ * as an upgrade, so that a flush in progress protects it again before
+ * making its diff. */
 #define DSM_NOOP_FAULTS_MAX 100000
 #define DSM_NOOP_FAULTS_SYNC 64
 static __thread void *noop_addr;
@@ -153,6 +189,8 @@ static void sync_protection(size_t p)
     if (pg->state == DSM_P_READ_WRITE) {
         __atomic_fetch_add(&dsm__upgrades, 1, __ATOMIC_SEQ_CST);
         dsm__vm_protect(p, 1, PROT_READ | PROT_WRITE);
+    } else if (pg->state == DSM_P_READ_ONLY) {
+        dsm__vm_protect(p, 1, PROT_READ);
     }
     dsm__page_unlock(p);
 }
@@ -178,17 +216,41 @@ static void count_noop(void *addr, int was_rw)
                    "itself with mprotect", addr, noop_faults);
 }
 
+static __thread int fault_access;     /* ACCESS_*, for the current fault */
+static struct sigaction segv_next;     /* libsigsegv's */
+
+static void segv_front(int sig, siginfo_t *si, void *ucv)
+{
+    fault_access = ACCESS_UNKNOWN;
+#if defined(__x86_64__) && defined(REG_ERR)
+    if (si->si_code == SEGV_ACCERR)
+        fault_access = ((const ucontext_t *)ucv)->uc_mcontext.gregs[REG_ERR] & 2
+                       ? ACCESS_WRITE : ACCESS_READ;
+#endif
+    if (segv_next.sa_flags & SA_SIGINFO)
+        segv_next.sa_sigaction(sig, si, ucv);
+    else if (segv_next.sa_handler != SIG_DFL && segv_next.sa_handler != SIG_IGN)
+        segv_next.sa_handler(sig);
+    else
+        signal(sig, SIG_DFL);   /* the access runs again and kills, as without us */
+}
+
 static int on_sigsegv(void *addr, int serious)
 {
     (void)serious;
+    int access = fault_access;
+    fault_access = ACCESS_UNKNOWN;
     if (dsm__g.state != DSM_STATE_RUNNING)
         return 0;
     if (dsm__in_region(addr)) {
         size_t p = dsm__page_of(addr);
-        int was_rw = __atomic_load_n(&dsm__g.pages[p].state, __ATOMIC_RELAXED) ==
-                     DSM_P_READ_WRITE;
-        if (handle(p)) {
-            count_noop(addr, was_rw);
+        int st = __atomic_load_n(&dsm__g.pages[p].state, __ATOMIC_RELAXED);
+        if (access == ACCESS_READ && is_readable(st)) {
+            count_noop(addr, 1);
+            return 1;
+        }
+        if (handle(p, access)) {
+            count_noop(addr, st == DSM_P_READ_WRITE);
             return 1;
         }
     }
@@ -205,6 +267,14 @@ int dsm__fault_init(void)
 {
     if (sigsegv_install_handler(on_sigsegv) != 0)
         return -DSM_ESYS;
+    struct sigaction front;
+    if (sigaction(SIGSEGV, NULL, &segv_next) == 0 && segv_next.sa_handler != SIG_DFL &&
+        segv_next.sa_handler != SIG_IGN) {
+        front = segv_next;
+        front.sa_sigaction = segv_front;
+        front.sa_flags |= SA_SIGINFO;
+        sigaction(SIGSEGV, &front, NULL);
+    }
     /* Run the handler on the thread's alternate signal stack when it has
      * one: a thread whose stack lives in the region (OpenMP shim) faults on
      * it, and the kernel cannot push a signal frame onto a protected page. */
