@@ -4,8 +4,8 @@
  * The program's code is the executable's text and the text of the
  * libraries it needs (its DT_NEEDED entries and theirs: libjpeg, libgsl,
  * libstdc++, ...), except the C runtime (libc, libm, libgomp, libgcc_s,
- * the loader) and anything libompshim needs itself (MPI, UCX, hwloc,
- * libsigsegv and their own dependencies).  A malloc from the program's code
+ * the loader), anything libompshim needs itself (MPI, UCX, hwloc,
+ * libsigsegv and their own dependencies), and OpenBLAS (below).  A malloc from the program's code
  * gets memory in the DSM, so that a structure a library builds for the
  * program (libjpeg's image buffers and their function pointers, say) can be
  * read by every rank.  Libraries loaded later with dlopen by the runtime
@@ -16,6 +16,18 @@
  * program's too: start.c brings it under the DSM with the executable's,
  * so that a library's global variables (GraphicsMagick's semaphores and
  * caches, say) are the same on every rank.
+ *
+ * OpenBLAS is kept out although the program needs it (through libblas.so.3
+ * or liblapack.so.3): its globals are a per-process thread pool, the C
+ * library's mutexes and condition variables its workers sleep in since its
+ * constructor ran, and a table of buffers it mapped in this process.  None
+ * of that means anything on another rank.  Shared, each rank's copy of a
+ * condition variable was merged with the others' at barriers, and rank 0
+ * hung at exit in OpenBLAS's pthread_cond_destroy, waiting for a waiter of
+ * rank 1 (tests/foreign rdatatable).  Private, every rank has its own pool
+ * as in any process; the matrices it is given are the program's, in shared
+ * memory, and it reads and writes them within the call, like any code
+ * running in the caller's thread (blas.c gives it one thread a rank).
  *
  * Threads: shim_applibs_scan runs once, on the main thread at start-up,
  * before shim.active is set; shim_applibs_add on the main thread of every
@@ -35,6 +47,7 @@
 static const char *const runtime_names[] = {
     "libc.so", "libm.so", "libmvec.so", "libgomp.so", "libpthread.so", "libdl.so",
     "librt.so", "libgcc_s.so", "ld-linux", "linux-vdso", "libompshim.so", "libdsm.so",
+    "libopenblas",
 };
 
 struct obj {

@@ -4,12 +4,14 @@
  * OpenBLAS's pthread build (Debian's libopenblas0-pthread, which takes over
  * libblas.so.3 when installed) starts its worker threads from a
  * constructor on every rank and keeps their queue, mutexes and condition
- * variables in its global variables, which the shim shares (applibs.c).  A
- * worker that went to sleep in the C library's pthread_cond_wait before
- * the run, on a mutex that the run then locks as a DSM lock, never wakes:
- * gretl's and R's first threaded matrix product hung.  And another rank's
- * workers would see rank 0's queue.  So on a job of several ranks the
- * shim gives OpenBLAS one thread: at start-up on every rank, after a
+ * variables in its global variables.  Those are private to each rank
+ * (applibs.c).  When they were shared, a worker that went to sleep in the
+ * C library's pthread_cond_wait before the run, on a mutex that the run
+ * then locked as a DSM lock, never woke: gretl's and R's first threaded
+ * matrix product hung.  Its workers would also be threads of the program
+ * that the shim does not run (libdsm(7), THREADS), on cores the ranks
+ * already fill.  So on a job of several ranks the shim gives OpenBLAS one
+ * thread: at start-up on every rank, after a
  * dlopen that brings it, and whenever the program asks for more (gretl
  * asks at start-up for as many as OpenMP has): goto_set_num_threads, which
  * OpenBLAS's openblas_set_num_threads calls through its PLT, is the
