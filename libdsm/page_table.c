@@ -83,6 +83,17 @@ static void set_add(struct page_set *s, const uint32_t *pages, size_t n)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* A malloc'd copy of list[0..n), with room for `room` entries (at least
+ * one), taken under the lock of the list it copies. */
+static uint32_t *copy_list(const uint32_t *list, size_t n, size_t room)
+{
+    uint32_t *out = malloc((room ? room : 1) * sizeof *out);
+    if (!out)
+        dsm__fatal("out of private memory for a list of %zu pages", room);
+    memcpy(out, list, n * sizeof *out);
+    return out;
+}
+
 static size_t set_take(struct page_set *s, uint32_t **out)
 {
     *out = NULL;
@@ -90,10 +101,7 @@ static size_t set_take(struct page_set *s, uint32_t **out)
         return 0;               /* a flush that polls a flag: no lock, no malloc */
     pthread_mutex_lock(&s->mu);
     size_t n = s->n;
-    *out = malloc((n ? n : 1) * sizeof **out);
-    if (!*out)
-        dsm__fatal("out of private memory for %zu pages of a flush", n);
-    memcpy(*out, s->list, n * sizeof **out);
+    *out = copy_list(s->list, n, n);
     for (size_t i = 0; i < n; i++)
         s->at[s->list[i]] = 0;
     __atomic_store_n(&s->n, 0, __ATOMIC_RELEASE);
@@ -187,10 +195,7 @@ size_t dsm__pt_take_marked(uint32_t **out)
     size_t n;
     pthread_mutex_lock(&list_lock);
     n = nmarked;
-    *out = malloc((n ? n : 1) * sizeof **out);
-    if (!*out)
-        dsm__fatal("out of private memory for %zu written pages", n);
-    memcpy(*out, marked, n * sizeof **out);
+    *out = copy_list(marked, n, n);
     nmarked = 0;
     pthread_mutex_unlock(&list_lock);
     /* DSM_PF_MARKED is cleared by dsm__flush under each page's lock. */
@@ -202,10 +207,7 @@ size_t dsm__pt_copy_epoch(uint32_t **out)
     size_t n;
     pthread_mutex_lock(&list_lock);
     n = nepoch;
-    *out = malloc((n ? n : 1) * sizeof **out);
-    if (!*out)
-        dsm__fatal("out of private memory for %zu written pages", n);
-    memcpy(*out, epoch_list, n * sizeof **out);
+    *out = copy_list(epoch_list, n, n);
     pthread_mutex_unlock(&list_lock);
     return n;
 }
@@ -223,10 +225,7 @@ size_t dsm__pt_take_epoch(uint32_t **out)
     size_t n, keep = 0;
     pthread_mutex_lock(&list_lock);
     n = nepoch;
-    *out = malloc((n ? n : 1) * sizeof **out);
-    if (!*out)
-        dsm__fatal("out of private memory for %zu written pages", n);
-    memcpy(*out, epoch_list, n * sizeof **out);
+    *out = copy_list(epoch_list, n, n);
     __atomic_store_n(&list_gen, list_gen + 1 ? list_gen + 1 : 1, __ATOMIC_RELAXED);
     for (size_t i = 0; i < n; i++) {
         struct dsm_page *pg = &dsm__g.pages[epoch_list[i]];
@@ -252,10 +251,7 @@ size_t dsm__pt_copy_release(uint32_t **out, uint32_t *epoch)
     pthread_mutex_lock(&list_lock);
     *epoch = list_epoch;
     n = nepoch + nlearned;
-    *out = malloc((n ? n : 1) * sizeof **out);
-    if (!*out)
-        dsm__fatal("out of private memory for %zu write notices", n);
-    memcpy(*out, epoch_list, nepoch * sizeof **out);
+    *out = copy_list(epoch_list, nepoch, n);
     memcpy(*out + nepoch, learned_list, nlearned * sizeof **out);
     pthread_mutex_unlock(&list_lock);
     return n;

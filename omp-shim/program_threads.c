@@ -11,14 +11,16 @@
  * does not come from the shim itself (its OpenMP helpers) or from libdsm
  * (communication and service threads) tells it, and from the next barrier on
  * no page of the heap or of the globals moves its home to its first writer
- * (ompshim(7), LIMITS).  A thread started another way (C11's thrd_create
- * calls glibc's own entry point) is not seen.
+ * (ompshim(7), LIMITS).  C11's thrd_create calls glibc's own entry point,
+ * not pthread_create's symbol, so it is caught here too.  A thread started
+ * with clone directly is not seen.
  *
  * Threads: any.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <threads.h>
 
 #include "shim.h"
 
@@ -45,4 +47,12 @@ SHIM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     if (shim.active && !from_shim(__builtin_return_address(0)))
         shim_program_threads();
     return real_pthread_create(th, attr, fn, arg);
+}
+
+SHIM_EXPORT int thrd_create(thrd_t *th, thrd_start_t fn, void *arg)
+{
+    SHIM_REAL(thrd_create);
+    if (shim.active && !from_shim(__builtin_return_address(0)))
+        shim_program_threads();
+    return real_thrd_create(th, fn, arg);
 }

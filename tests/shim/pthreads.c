@@ -38,6 +38,10 @@
  *                       could drop a new home's copy during the barrier
  *                       (libdsm(7), THREADS; cdo stopped with "migrates
  *                       here but is INVALID here").
+ *   pthreads placement-c11
+ *                       the same with a thread started by C11's
+ *                       thrd_create, which glibc does not start through
+ *                       pthread_create's symbol.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -50,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <time.h>
 
 #define ITEMS 2000
@@ -329,7 +334,13 @@ static void *idle_thread(void *arg)
     return NULL;
 }
 
-static int placement(void)
+static int idle_c11(void *arg)
+{
+    *(volatile int *)arg = 1;
+    return 0;
+}
+
+static int placement(int c11)
 {
     int (*home_of)(const void *) = (int (*)(const void *))dlsym(RTLD_DEFAULT, "dsm_home_of");
     size_t (*page_size)(void) = (size_t (*)(void))dlsym(RTLD_DEFAULT, "dsm_page_size");
@@ -341,13 +352,18 @@ static int placement(void)
     char *a = aligned_alloc(ps, len), *b = aligned_alloc(ps, len);
     int ran = 0;
     pthread_t t;
+    thrd_t t11;
     if (!a || !b)
         return 1;
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < len; i++)
         a[i] = (char)i;
     int moved_a = moved(home_of, a, len, ps);
-    if (pthread_create(&t, NULL, idle_thread, &ran) || pthread_join(t, NULL) || !ran)
+    if (c11 ? thrd_create(&t11, idle_c11, &ran) != thrd_success ||
+              thrd_join(t11, NULL) != thrd_success
+            : pthread_create(&t, NULL, idle_thread, &ran) || pthread_join(t, NULL))
+        return 1;
+    if (!ran)
         return 1;
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < len; i++)
@@ -361,7 +377,8 @@ static int placement(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: pthreads pipeline|recursive|ranks|placement|io FILE\n");
+        fprintf(stderr, "usage: pthreads pipeline|recursive|ranks|placement|placement-c11|"
+                "io FILE\n");
         return 2;
     }
     if (!strcmp(argv[1], "io") && argc == 3)
@@ -373,7 +390,9 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "ranks"))
         return ranks();
     if (!strcmp(argv[1], "placement"))
-        return placement();
+        return placement(0);
+    if (!strcmp(argv[1], "placement-c11"))
+        return placement(1);
     fprintf(stderr, "pthreads: unknown mode %s\n", argv[1]);
     return 2;
 }
