@@ -161,22 +161,21 @@ int (*dsm__foreign_fault_hook)(void *addr);
 
 /* A fault on a page that is readable and writable, or a read that faulted
  * on a page that is readable, has nothing to do; one may come from a race
- * with another thread that opened the page.  The
- * same address faulting so over and over is an access that no protection
- * of ours allows: running code there (a GCC nested function's trampoline
- * on a stack in shared memory), or a protection the program set itself.
- * Stop with a message instead of retrying it forever.
+ * with another thread that opened the page.  The same address faulting so
+ * over and over is an access that no protection of ours allows: running
+ * code there (a GCC nested function's trampoline on a stack in shared
+ * memory), or a protection the program set itself.  Stop with a message
+ * instead of retrying it forever.
  *
  * Before that, a page whose state says READ_WRITE (or READ_ONLY) may still
- * be protected
- * for a while: a barrier or a flush changes states first and protections
- * in one batch afterwards (dsm__pb_flush).  A thread that takes no part in
- * the barrier (dsm__barrier_bystanders) spins here until the batch goes
- * out, which takes long when it holds the core the barrier's thread needs
- * (seen: cdo, "keeps faulting").  After DSM_NOOP_FAULTS_SYNC such faults
- * the page gets the protection its state says; making it writable counts
- * as an upgrade, so that a flush in progress protects it again before
- * making its diff. */
+ * be protected for a while: a barrier or a flush changes states first and
+ * protections in one batch afterwards (dsm__pb_flush).  A thread that takes
+ * no part in the barrier (dsm__barrier_bystanders) spins here until the
+ * batch goes out, which takes long when it holds the core the barrier's
+ * thread needs (seen: cdo, "keeps faulting").  After DSM_NOOP_FAULTS_SYNC
+ * such faults the page gets the protection its state says; making it
+ * writable counts as an upgrade, so that a flush in progress protects it
+ * again before making its diff. */
 #define DSM_NOOP_FAULTS_MAX 100000
 #define DSM_NOOP_FAULTS_SYNC 64
 static __thread void *noop_addr;

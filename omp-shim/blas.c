@@ -11,11 +11,10 @@
  * matrix product hung.  Its workers would also be threads of the program
  * that the shim does not run (libdsm(7), THREADS), on cores the ranks
  * already fill.  So on a job of several ranks the shim gives OpenBLAS one
- * thread: at start-up on every rank, after a
- * dlopen that brings it, and whenever the program asks for more (gretl
- * asks at start-up for as many as OpenMP has): goto_set_num_threads, which
- * OpenBLAS's openblas_set_num_threads calls through its PLT, is the
- * shim's.  Each BLAS call then runs in the thread that makes it, as with
+ * thread: at start-up on every rank, after a dlopen that brings it, and
+ * whenever the program asks for more (gretl asks at start-up for as many
+ * as OpenMP has): goto_set_num_threads, which OpenBLAS's
+ * openblas_set_num_threads calls through its PLT, is the shim's.  Each BLAS call then runs in the thread that makes it, as with
  * the reference BLAS, and the program's parallel regions still spread its
  * calls over the ranks (ompshim(7), LIMITS).  BLIS is asked for one thread
  * at start-up too.
