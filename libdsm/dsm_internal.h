@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -534,6 +535,12 @@ DSM_HIDDEN void dsm__watchdog_tick(uint64_t now);
 /* The fault handler declined a SIGSEGV (not ours): report it before the
  * process dies of it.  Async-signal-safe. */
 DSM_HIDDEN void dsm__crash_report(int sig, const void *addr);
+/* Hand a signal on to the action that a handler in front of it replaced
+ * (fault.c's in front of libsigsegv's, the OpenMP shim's in front of
+ * that); if that was the default, restore it, and the faulting instruction
+ * runs again and kills as it would have. */
+DSM_HIDDEN void dsm__pass_signal(const struct sigaction *next, int sig, siginfo_t *si,
+                                 void *uc);
 /* What the crash report says of a fault outside the region, if not the
  * default (the OpenMP shim sets it: it knows what is private there). */
 extern const char *dsm__unshared_hint DSM_HIDDEN;

@@ -226,12 +226,17 @@ static void segv_front(int sig, siginfo_t *si, void *ucv)
         fault_access = ((const ucontext_t *)ucv)->uc_mcontext.gregs[REG_ERR] & 2
                        ? ACCESS_WRITE : ACCESS_READ;
 #endif
-    if (segv_next.sa_flags & SA_SIGINFO)
-        segv_next.sa_sigaction(sig, si, ucv);
-    else if (segv_next.sa_handler != SIG_DFL && segv_next.sa_handler != SIG_IGN)
-        segv_next.sa_handler(sig);
+    dsm__pass_signal(&segv_next, sig, si, ucv);
+}
+
+void dsm__pass_signal(const struct sigaction *next, int sig, siginfo_t *si, void *uc)
+{
+    if (next->sa_flags & SA_SIGINFO)
+        next->sa_sigaction(sig, si, uc);
+    else if (next->sa_handler != SIG_DFL && next->sa_handler != SIG_IGN)
+        next->sa_handler(sig);
     else
-        signal(sig, SIG_DFL);   /* the access runs again and kills, as without us */
+        signal(sig, SIG_DFL);
 }
 
 static int on_sigsegv(void *addr, int serious)
@@ -244,12 +249,9 @@ static int on_sigsegv(void *addr, int serious)
     if (dsm__in_region(addr)) {
         size_t p = dsm__page_of(addr);
         int st = __atomic_load_n(&dsm__g.pages[p].state, __ATOMIC_RELAXED);
-        if (access == ACCESS_READ && is_readable(st)) {
-            count_noop(addr, 1);
-            return 1;
-        }
         if (handle(p, access)) {
-            count_noop(addr, st == DSM_P_READ_WRITE);
+            count_noop(addr, st == DSM_P_READ_WRITE ||
+                                 (access == ACCESS_READ && is_readable(st)));
             return 1;
         }
     }

@@ -493,7 +493,7 @@ static void on_sigill(int sig, siginfo_t *si, void *ucv)
         return;
     }
     if (!shim_program_sigill(sig, si, ucv))
-        shim_pass_signal(&next_act, sig, si, ucv);  /* traps again and kills */
+        dsm__pass_signal(&next_act, sig, si, ucv);  /* traps again and kills */
 }
 
 int shim_flush_trap_enabled(void)

@@ -406,7 +406,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
             maybe_warn(p, addr, ucv);
         }
     }
-    shim_pass_signal(&next_act, sig, si, ucv);  /* libsigsegv's */
+    dsm__pass_signal(&next_act, sig, si, ucv);  /* libsigsegv's */
 }
 
 void shim_inline_atomics_init(void)

@@ -40,19 +40,24 @@ void shim_program_threads(void)
         dsm__barrier_bystanders();
 }
 
+/* A thread is about to be started by code at pc. */
+static void starting_thread(const void *pc)
+{
+    if (shim.active && !from_shim(pc))
+        shim_program_threads();
+}
+
 SHIM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
                                void *(*fn)(void *), void *arg)
 {
     SHIM_REAL(pthread_create);
-    if (shim.active && !from_shim(__builtin_return_address(0)))
-        shim_program_threads();
+    starting_thread(__builtin_return_address(0));
     return real_pthread_create(th, attr, fn, arg);
 }
 
 SHIM_EXPORT int thrd_create(thrd_t *th, thrd_start_t fn, void *arg)
 {
     SHIM_REAL(thrd_create);
-    if (shim.active && !from_shim(__builtin_return_address(0)))
-        shim_program_threads();
+    starting_thread(__builtin_return_address(0));
     return real_thrd_create(th, fn, arg);
 }

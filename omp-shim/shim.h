@@ -224,9 +224,6 @@ SHIM_HIDDEN void shim_flush_trap_object(const struct dl_phdr_info *info);
 SHIM_HIDDEN void shim_flush_now(void);
 /* signals.c: run the program's own SIGILL action; 0 if it has none. */
 SHIM_HIDDEN int shim_program_sigill(int sig, siginfo_t *si, void *uc);
-/* signals.c: hand a signal on to the action a handler of ours replaced. */
-SHIM_HIDDEN void shim_pass_signal(const struct sigaction *next, int sig, siginfo_t *si,
-                                  void *uc);
 
 /* ---- syscalls.c ---- */
 /* Make the DSM pages of [buf, buf + len) valid before the kernel moves data

@@ -94,20 +94,6 @@ int shim_program_sigill(int sig, siginfo_t *si, void *uc)
     return 1;
 }
 
-/* A signal the shim's own handler in front does not take: to the action
- * that was there before it (libsigsegv's, libdsm's crash report), or, if
- * that was the default, back to the default: the faulting instruction runs
- * again and the signal kills as it would have. */
-void shim_pass_signal(const struct sigaction *next, int sig, siginfo_t *si, void *uc)
-{
-    if (next->sa_flags & SA_SIGINFO)
-        next->sa_sigaction(sig, si, uc);
-    else if (next->sa_handler != SIG_DFL && next->sa_handler != SIG_IGN)
-        next->sa_handler(sig);
-    else
-        signal(sig, SIG_DFL);
-}
-
 void shim_signals_init(void)
 {
     for (int k = 0; k < 3; k++) {
