@@ -16,9 +16,12 @@
  * The same addresses: the objects land in an arena reserved on every
  * rank (dlarena.c).  Rank 0 sends the arena's free parts as they were
  * before its dlopen; the other rank makes its own the same and calls
- * dlopen with the same file name (rank 0's path of the object) and flags,
- * so the loader and the kernel make the same choices.  The result is
- * checked: an object anywhere else stops the job with a message.
+ * dlopen with the same file argument and flags, so the loader and the
+ * kernel make the same choices: a bare name makes the loader search, and
+ * the search maps /etc/ld.so.cache for the time of the load, which moves
+ * the library down by the cache's size; the file's full path would not.
+ * The result is checked: an object anywhere else stops the job with a
+ * message.
  *
  * Not replayed: dlclose of such a library (it stays loaded, which is what
  * the other ranks need), a dlopen inside a parallel region (loaded where
@@ -51,7 +54,8 @@ struct dl_obj {
 };
 struct dl_desc {
     int32_t mode, nobj;         /* dlopen's flags; the objects it loaded */
-    uint32_t names_len, pad;
+    uint32_t names_len;
+    uint32_t file;              /* offset in names[] of dlopen's file argument */
     struct shim_extents free_parts;     /* rank 0's arena before the load */
     struct dl_obj obj[MAX_NEW];
     char names[];
@@ -126,10 +130,10 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* The first new object is the one dlopen was asked for (the loader lists
  * an object before its dependencies). */
-static struct dl_desc *describe(const struct collect *c, int mode,
+static struct dl_desc *describe(const struct collect *c, const char *file, int mode,
                                 const struct shim_extents *free_parts)
 {
-    size_t names = 0;
+    size_t names = strlen(file) + 1;
     for (int i = 0; i < c->n; i++)
         names += strlen(c->path[i]) + 1;
     struct dl_desc *d = shim_dsm_malloc(sizeof *d + names, 16);
@@ -147,6 +151,8 @@ static struct dl_desc *describe(const struct collect *c, int mode,
         memcpy(d->names + off, c->path[i], strlen(c->path[i]) + 1);
         off += (uint32_t)strlen(c->path[i]) + 1;
     }
+    d->file = off;
+    memcpy(d->names + off, file, strlen(file) + 1);
     return d;
 }
 
@@ -184,6 +190,13 @@ static void join(const struct dl_desc *d)
         if (!j.have[i])
             dsm__fatal("internal error: %s is not loaded at %#lx after dlopen",
                        d->names + d->obj[i].path, (unsigned long)d->obj[i].addr);
+        /* The load may have brought OpenBLAS, perhaps not into the global
+         * scope (no RTLD_GLOBAL): ask the object itself. */
+        void *own = dlopen(j.info[i].dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (own) {
+            shim_blas_one_thread(own);
+            dlclose(own);
+        }
         int k = shim_applibs_add(&j.info[i]);
         if (k < 0)
             continue;
@@ -192,7 +205,6 @@ static void join(const struct dl_desc *d)
         if (share && shim_data_segment(shim_applibs_data(k), &spec[n], copy[n]))
             n++;
     }
-    shim_blas_one_thread();     /* the load may have brought OpenBLAS */
     /* Collective: every rank found the same objects at the same addresses.
      * Its barrier (or this one, with no globals to share) is also where
      * rank 0 learns that nobody reads the description any more. */
@@ -206,17 +218,23 @@ static void join(const struct dl_desc *d)
 
 /* ---- the other ranks: the same files at the same addresses ---- */
 
-static int loaded_at(const char *path, uintptr_t addr)
+/* Where this rank's loader has the object PATH: 1 if at ADDR; else 0, with
+ * *where its address (0: not loaded under that name). */
+static int loaded_at(const char *path, uintptr_t addr, uintptr_t *where)
 {
+    *where = 0;
     for (struct link_map *lm = _r_debug.r_map; lm; lm = lm->l_next)
-        if (lm->l_addr == addr && lm->l_name && !strcmp(lm->l_name, path))
-            return 1;
+        if (lm->l_name && !strcmp(lm->l_name, path)) {
+            if (lm->l_addr == addr)
+                return 1;
+            *where = lm->l_addr;
+        }
     return 0;
 }
 
 static void replay(const struct dl_desc *d)
 {
-    const char *path = d->names + d->obj[0].path;
+    const char *path = d->names + d->file;
     before.n = 0;
     dl_iterate_phdr(seen_cb, &before);
     shim_dlarena_begin(&d->free_parts);
@@ -227,13 +245,21 @@ static void replay(const struct dl_desc *d)
     if (!h)
         dsm__fatal("rank 0 loaded %s with dlopen, and loading it here failed: %s",
                    path, dlerror());
-    for (int i = 0; i < d->nobj; i++)
-        if (!loaded_at(d->names + d->obj[i].path, d->obj[i].addr))
-            dsm__fatal("rank 0 loaded %s at %#lx with dlopen(\"%s\"), and this rank's "
-                       "loader put it elsewhere or not at all; the OpenMP shim needs the "
-                       "same addresses on every rank. Load the library before the "
-                       "first parallel region, or link the program with it",
-                       d->names + d->obj[i].path, (unsigned long)d->obj[i].addr, path);
+    for (int i = 0; i < d->nobj; i++) {
+        uintptr_t where;
+        if (loaded_at(d->names + d->obj[i].path, d->obj[i].addr, &where))
+            continue;
+        char here[64];
+        if (where)
+            snprintf(here, sizeof here, "at %#lx", (unsigned long)where);
+        else
+            snprintf(here, sizeof here, "not at all under that name");
+        dsm__fatal("rank 0 loaded %s at %#lx with dlopen(\"%s\"), and this rank's "
+                   "loader put it %s; the OpenMP shim needs the same addresses on every "
+                   "rank. Load the library before the first parallel region, or link "
+                   "the program with it",
+                   d->names + d->obj[i].path, (unsigned long)d->obj[i].addr, path, here);
+    }
 }
 
 void shim_dlopen_worker(const struct shim_ctl *c)
@@ -389,7 +415,7 @@ static void *shim_dlopen(const char *file, int mode)
         pthread_mutex_unlock(&mu);
         return h;
     }
-    struct dl_desc *d = describe(&c, mode, &free_parts);
+    struct dl_desc *d = describe(&c, file, mode, &free_parts);
     struct shim_ctl *ctl = shim.ctl;
     ctl->dl_desc = d;
     ctl->dlopen = 1;

@@ -363,7 +363,7 @@ SHIM_HIDDEN void shim_dsm_free(void *p);
 SHIM_HIDDEN int  shim_in_heap(const void *p);
 
 /* ---- blas.c: OpenBLAS (and BLIS) get one thread on a job of ranks ---- */
-SHIM_HIDDEN void shim_blas_one_thread(void);
+SHIM_HIDDEN void shim_blas_one_thread(void *scope);
 /* ---- program_threads.c: the program started a thread of its own ---- */
 SHIM_HIDDEN void shim_program_threads(void);
 

@@ -379,7 +379,7 @@ static void setup(char **argv)
     shim_streams_init();
     shim_dlopen_init();
     shim_bcast_init();
-    shim_blas_one_thread();
+    shim_blas_one_thread(RTLD_DEFAULT);
     dsm__unshared_hint =
         " (not shared memory: memory only this rank has, such as the global "
         "variables of the C runtime or MPI, or memory that one of them allocated for "
