@@ -654,7 +654,12 @@ static void measured_xfer(const struct tr_trace *t)
  *     560 640 800 1000 1200: S 100: at 110, fault 20; S 1000: at 1200, 210;
  *   4 cores per host (2 threads: not full): spins 50 us, then naps ending
  *     at 70 110 190: S 30: at 40, fault 20; S 120, arrival 130: at 190, 80;
- *     on 1 core S 120: at 140, fault 30. */
+ *     on 1 core S 120: at 140, fault 30.
+ * With nap_late_us 30 every nap lasts 30 us longer:
+ *   1 core: naps end at 50 120 230 420 650 880 1110: S 100: at 120, fault
+ *     30; S 1000: at 1110, fault 120;
+ *   a sleeping waiter: at 550 620 730 920 1150: S 1000: at 1150, fault 160;
+ *   4 cores: spins to 50, naps end at 100 170: S 120: at 170, fault 60. */
 static void nap_case(uint64_t S, int sleeps, struct tr_trace *t)
 {
     struct rk rk[2];
@@ -693,7 +698,7 @@ static void nap_case(uint64_t S, int sleeps, struct tr_trace *t)
     save_load("nap", rk, 2, t);
 }
 
-static double nap_fault(uint64_t S, int sleeps, int naps, int cores)
+static double nap_fault_late(uint64_t S, int sleeps, int naps, int cores, double late)
 {
     struct tr_trace t;
     struct model m;
@@ -704,11 +709,17 @@ static double nap_fault(uint64_t S, int sleeps, int naps, int cores)
     m.xfer_us[XFER_TO_WAITER][2] = 10;
     m.comm_naps = naps;
     m.cores = cores;
+    m.nap_late_us = late;
     run(&t, &m, &r);
     double f = r.r[0].b.fault;
     sim_result_free(&r);
     tr_free(&t);
     return f;
+}
+
+static double nap_fault(uint64_t S, int sleeps, int naps, int cores)
+{
+    return nap_fault_late(S, sleeps, naps, cores, 0);
 }
 
 static void comm_naps(void)
@@ -723,6 +734,13 @@ static void comm_naps(void)
     expect("naps, 4 cores (spin), S 30: fault", nap_fault(30 * US, 0, 1, 4), 20e-6);
     expect("naps, 4 cores (spin), S 120: fault", nap_fault(120 * US, 0, 1, 4), 80e-6);
     expect("naps, 1 core, S 120: fault", nap_fault(120 * US, 0, 1, 0), 30e-6);
+    expect("naps 30 us late, S 100: fault", nap_fault_late(100 * US, 0, 1, 0, 30), 30e-6);
+    expect("naps 30 us late, S 1000: fault", nap_fault_late(1000 * US, 0, 1, 0, 30), 120e-6);
+    expect("naps 30 us late, a sleeping waiter, S 1000: fault",
+           nap_fault_late(1000 * US, 1, 1, 0, 30), 160e-6);
+    expect("naps 30 us late, 4 cores (spin), S 120: fault",
+           nap_fault_late(120 * US, 0, 1, 4, 30), 60e-6);
+    expect("naps 30 us late, naps off: fault", nap_fault_late(100 * US, 0, 0, 0, 30), 10e-6);
     /* the keys */
     model_defaults(&m);
     expect("model: comm_naps = on", model_set(&m, "comm_naps = on", err, sizeof err) == 0 &&
@@ -733,6 +751,10 @@ static void comm_naps(void)
            model_set(&m, "nap_first_us=0", err, sizeof err) == -1, 1);
     expect("model: nap_max_us = 100", model_set(&m, "nap_max_us=100", err, sizeof err) == 0 &&
            m.nap_max_us == 100, 1);
+    expect("model: nap_late_us = 72.5", model_set(&m, "nap_late_us=72.5", err, sizeof err) == 0 &&
+           m.nap_late_us == 72.5, 1);
+    expect("model: nap_late_us = -1 refused",
+           model_set(&m, "nap_late_us=-1", err, sizeof err) == -1, 1);
 }
 
 int main(void)

@@ -7,8 +7,10 @@
  * 0 on a host whose ranks' threads outnumber its cores), or, while an
  * application thread of its rank sleeps in a wait, for nap_window_us
  * (DSM_POLL_WINDOW_NS); then it naps nap_first_us, polls, naps twice as
- * long, and so on up to nap_max_us a nap.  A message that arrives during
- * a nap waits for the nap's end.  Without the rule a communication thread
+ * long, and so on up to nap_max_us a nap; each nap ends nap_late_us
+ * later than asked (timer slack, the timer interrupt, the switch: measured
+ * by benchmarks/micro/nap_late).  A message that arrives during a nap
+ * waits for the nap's end.  Without the rule a communication thread
  * takes a message xfer_us.TYPE after it was sent, the mean the calibration
  * runs saw; with it, at arrival (the send plus xfer_wait_us.TYPE, what a
  * polling receiver sees) or at the end of the nap it falls in, counted from
@@ -92,7 +94,7 @@ double nap_notice(const struct sim *s, const struct thr *h, double arrival)
         t = last + s->nap_spin[h->rank];
     }
     while (t < arrival) {
-        t += nap;
+        t += nap + m->nap_late_us * 1e3;
         nap *= 2;
         if (nap > m->nap_max_us * 1e3)
             nap = m->nap_max_us * 1e3;

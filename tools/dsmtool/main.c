@@ -6,7 +6,7 @@
  *   dsmtool sweep PREFIX [-m MODEL] [--factors LIST] [--png FILE] [--json]
  *   dsmtool dump PREFIX
  *   dsmtool calibrate --pingpong FILE --rmr FILE --rmr-trace PREFIX
- *                     [--barrier FILE --barrier-trace PREFIX] [--busy FILE]
+ *                     [--barrier FILE --barrier-trace PREFIX] [--busy FILE] [--naps FILE]
  *                     [-o MODEL]
  * dsmtool(1) says what each prints.  Single-threaded.
  */
@@ -26,7 +26,8 @@ static const char usage_text[] =
     "  sweep PREFIX [-m MODEL] [--factors 1,2,4,16] [--png FILE] [--json]\n"
     "                                    run time as network and CPU speed vary\n"
     "  calibrate --pingpong FILE --rmr FILE --rmr-trace PREFIX\n"
-    "            [--barrier FILE --barrier-trace PREFIX] [--busy FILE] [-o MODEL]\n"
+    "            [--barrier FILE --barrier-trace PREFIX] [--busy FILE] [--naps FILE]\n"
+    "            [-o MODEL]\n"
     "                                    measure this machine's model\n"
     "  dump PREFIX                       every event as text: rank thread time_us kind\n"
     "                                    sub peer a b\n"

@@ -67,6 +67,7 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
         { "nap_window_us", offsetof(struct model, nap_window_us) },
         { "nap_first_us", offsetof(struct model, nap_first_us) },
         { "nap_max_us", offsetof(struct model, nap_max_us) },
+        { "nap_late_us", offsetof(struct model, nap_late_us) },
     };
     if (!strcmp(k, "name")) {
         snprintf(m->name, sizeof m->name, "%s", v);
@@ -166,7 +167,7 @@ static int set(struct model *m, const char *k, const char *v, char *err, size_t 
                 "xfer_first_us, "
                 "fault_us, cpu_factor, "
                 "net_factor, link, compute, cores, ranks_per_host, service_at, bg_threads, costs, contention, "
-                "comm_naps, nap_spin_us, nap_window_us, nap_first_us, nap_max_us, "
+                "comm_naps, nap_spin_us, nap_window_us, nap_first_us, nap_max_us, nap_late_us, "
                 "xfer_us.TYPE, xfer_wait_us.TYPE)", k);
 }
 
@@ -230,8 +231,9 @@ void model_print(const struct model *m, FILE *out)
         fprintf(out, "xfer_first_us = %.3f\n", m->xfer_first_us);
     if (m->comm_naps)
         fprintf(out, "comm_naps = on\nnap_spin_us = %.3f\nnap_window_us = %.3f\n"
-                "nap_first_us = %.3f\nnap_max_us = %.3f\n", m->nap_spin_us,
-                m->nap_window_us, m->nap_first_us, m->nap_max_us);
+                "nap_first_us = %.3f\nnap_max_us = %.3f\nnap_late_us = %.3f\n",
+                m->nap_spin_us, m->nap_window_us, m->nap_first_us, m->nap_max_us,
+                m->nap_late_us);
     if (m->bg_from_trace)
         fprintf(out, "bg_threads = trace\n");
     else if (m->bg_threads > 0)

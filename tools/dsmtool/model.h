@@ -42,6 +42,9 @@ struct model {
      * sleeps in a wait, then naps nap_first_us doubling to nap_max_us. */
     int    comm_naps;
     double nap_spin_us, nap_window_us, nap_first_us, nap_max_us;
+    /* How much longer than asked a nap lasts on this machine: the kernel's
+     * timer slack and the timer interrupt's cost (0: naps end on time). */
+    double nap_late_us;
     /* Measured per message type (xfer_us.TYPE, xfer_wait_us.TYPE): from a
      * SEND to its RECV at an idle receiver, a communication thread or a
      * thread receiving in its own wait; 0: latency, bytes and service_us. */

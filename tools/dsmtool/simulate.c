@@ -347,10 +347,26 @@ static void calibrate_busy(struct model *m, const char *busy, FILE *log)
             busy, b, nb, i, m->cores);
 }
 
+/* --naps FILE (benchmarks/micro/nap_late): how late a nap ends here. */
+static void calibrate_naps(struct model *m, const char *naps, FILE *log)
+{
+    double late;
+    if (!naps)
+        return;
+    if (json_metric(naps, "nap_late_us", NULL, 0, &late)) {
+        fprintf(stderr, "dsmtool: calibrate: no nap_late_us line in %s (run "
+                "benchmarks/micro/nap_late into it)\n", naps);
+        exit(1);
+    }
+    m->nap_late_us = late;
+    fprintf(log, "# measured by nap_late (%s): a timed nap of 20-200 us ends %.1f us late\n"
+            "# (median, every CPU busy): nap_late_us\n", naps, late);
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     const char *pp = NULL, *rmr = NULL, *rmr_tr = NULL, *bar = NULL, *bar_tr = NULL, *out = NULL;
-    const char *busy = NULL;
+    const char *busy = NULL, *naps = NULL;
     for (int i = 0; i < argc; i++) {
         const char **dst = NULL;
         if (!strcmp(argv[i], "--pingpong")) dst = &pp;
@@ -359,6 +375,7 @@ int cmd_calibrate(int argc, char **argv)
         else if (!strcmp(argv[i], "--barrier")) dst = &bar;
         else if (!strcmp(argv[i], "--barrier-trace")) dst = &bar_tr;
         else if (!strcmp(argv[i], "--busy")) dst = &busy;
+        else if (!strcmp(argv[i], "--naps")) dst = &naps;
         else if (!strcmp(argv[i], "-o")) dst = &out;
         else usage_error("calibrate: unknown option %s", argv[i]);
         if (i + 1 >= argc)
@@ -450,8 +467,9 @@ int cmd_calibrate(int argc, char **argv)
     m.service_us = 0;
     calibrate_busy(&m, busy, log);
     /* libdsm's communication thread naps between polls (commnap.c): its
-     * own constants, nothing measured. */
+     * own constants, and how late a nap ends on this machine. */
     m.comm_naps = 1;
+    calibrate_naps(&m, naps, log);
     fclose(log);
     struct sim_result chk;
     run_or_die(&t, &m, &chk);
