@@ -72,6 +72,7 @@ static long opt_rounds = 20;
 static long opt_rtt_iters = 2000;
 static long opt_budget = 10;
 static long opt_fault_pages = 1024;
+static const char *opt_latencies;
 
 static const struct bench_opt opts[] = {
     { "pages", BENCH_OPT_LONG, &opt_pages, "pages homed on rank 1 read per round" },
@@ -79,6 +80,8 @@ static const struct bench_opt opts[] = {
     { "rtt-iters", BENCH_OPT_LONG, &opt_rtt_iters, "timed MPI round trips (at most)" },
     { "budget", BENCH_OPT_LONG, &opt_budget, "seconds the timed rounds may take, about" },
     { "fault-pages", BENCH_OPT_LONG, &opt_fault_pages, "pages of the local fault test" },
+    { "latencies", BENCH_OPT_STRING, &opt_latencies,
+      "write each timed read's time (us, one per line, in order) to this file" },
     { 0, 0, 0, 0 }
 };
 
@@ -319,6 +322,20 @@ static double measure_raw_rmr(size_t psz, long npages, long iters)
     return t / (double)iters;
 }
 
+/* --latencies FILE: every timed read's time in the order of the reads, so that
+ * the tail can be placed in time (what the median and p99 do not say). */
+static void write_latencies(const char *path, const double *lat, size_t n)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f)
+        bench_fatal("cannot write the read times to %s: %s", path, strerror(errno));
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%.3f\n", lat[i] * 1e6);
+    if (fclose(f) != 0)
+        bench_fatal("writing the read times to %s: %s", path, strerror(errno));
+}
+
 /* --- the RMR loop ----------------------------------------------------- */
 
 static uint64_t value_of(long round, long page)
@@ -478,6 +495,8 @@ int main(int argc, char **argv)
             bench_say("  RMR (benchmark clock): %.2f us per page = %.2f x floor, %.2f x raw RMR "
                       "(%ld timed rounds)\n", rmr_us, rmr_us / floor_us, rmr_us / raw_us,
                       rounds - 1);
+            if (opt_latencies)
+                write_latencies(opt_latencies, lat, nlat);
             double p50_us = bench_median(lat, nlat) * 1e6;   /* sorts lat */
             double p99_us = nlat ? lat[nlat * 99 / 100] * 1e6 : NAN;
             bench_say("  RMR per read: median %.2f us (%.2f x the floor's median, %.2f us), "
