@@ -36,6 +36,12 @@
  * Barriers clear both lists (page_table.c): their own notices drop every
  * copy that a flush would.
  *
+ * The acquire takes the list and then drops its pages, under one mutex: a
+ * second thread of this node that flushed meanwhile found the list empty
+ * and went on to read a page the first had taken but not yet dropped (a
+ * stale read in tests/omp flush_flag with 2 threads a rank, about 1 run
+ * in 70).  Now it waits until those drops are done.
+ *
  * Where the transport lets a waiting thread drive MPI, a flush also runs a
  * progress round: a thread polling a flag serves the notices and page
  * requests that its peers wait for, instead of leaving them to a
@@ -44,9 +50,12 @@
  * Threads: any application thread, at any time (also from a signal
  * handler that runs on a synchronous signal, as the shim's flush trap does).
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "dsm_internal.h"
+
+static pthread_mutex_t acquire_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void dsm_flush(void)
 {
@@ -61,9 +70,11 @@ void dsm_flush(void)
     if (n && dsm__g.nodes > 1)
         dsm__flush_notify(list, n);
     free(list);
+    pthread_mutex_lock(&acquire_lock);
     n = dsm__pt_take_pending(&list);
     for (size_t i = 0; i < n; i++)
         dsm__invalidate_copy(list[i], NULL);
+    pthread_mutex_unlock(&acquire_lock);
     free(list);
     if (n)
         DSM_STAT_ADD(flush_drops, 1);
