@@ -8,9 +8,9 @@
  * libsigsegv and their own dependencies), and OpenBLAS (below).  A malloc
  * from the program's code gets memory in the DSM, so that a structure a
  * library builds for the program (libjpeg's image buffers and their
- * function pointers, say) can be read by every rank.  Libraries loaded later with dlopen by the runtime
- * (MPI's transport modules) are never the program's; those the program
- * loads join with shim_applibs_add (dlopen.c).
+ * function pointers, say) can be read by every rank.  Libraries loaded
+ * later with dlopen by the runtime (MPI's transport modules) are never the
+ * program's; those the program loads join with shim_applibs_add (dlopen.c).
  *
  * Their writable data (.data and .bss after the RELRO part) is the
  * program's too: start.c brings it under the DSM with the executable's,
@@ -24,8 +24,9 @@
  * of that means anything on another rank.  Shared, each rank's copy of a
  * condition variable was merged with the others' at barriers, and rank 0
  * hung at exit in OpenBLAS's pthread_cond_destroy, waiting for a waiter
- * that no thread of rank 0 was (tests/foreign rdatatable).  Private, every rank has its own pool
- * as in any process; the matrices it is given are the program's, in shared
+ * that no thread of rank 0 was (tests/foreign rdatatable).  Private, every
+ * rank has its own pool as in any process; the matrices it is given are
+ * the program's, in shared
  * memory, and it reads and writes them within the call, like any code
  * running in the caller's thread (blas.c gives it one thread a rank).
  *
