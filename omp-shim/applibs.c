@@ -26,9 +26,9 @@
  * hung at exit in OpenBLAS's pthread_cond_destroy, waiting for a waiter
  * that no thread of rank 0 was (tests/foreign rdatatable).  Private, every
  * rank has its own pool as in any process; the matrices it is given are
- * the program's, in shared
- * memory, and it reads and writes them within the call, like any code
- * running in the caller's thread (blas.c gives it one thread a rank).
+ * the program's, in shared memory, and it reads and writes them within
+ * the call, like any code running in the caller's thread (blas.c gives it
+ * one thread a rank).
  *
  * Threads: shim_applibs_scan runs once, on the main thread at start-up,
  * before shim.active is set; shim_applibs_add on the main thread of every
