@@ -122,6 +122,7 @@ DSM_HIDDEN int dsm__vm_detach_child(void);
 /* mprotect pages [first, first+count) of the application view; fatal on error. */
 DSM_HIDDEN void dsm__vm_protect(size_t first, size_t count, int prot);
 DSM_HIDDEN void dsm__vm_release(size_t first, size_t count);  /* drop backing */
+DSM_HIDDEN void dsm__vm_back(size_t p);     /* allocate before a first copy */
 static inline int dsm__page_in_segment(size_t p)
 { return p - dsm__g.segs_first < dsm__g.segs_npages; }
 /* The segment that holds page p (dsm__page_in_segment(p) is true). */

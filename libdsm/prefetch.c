@@ -240,6 +240,7 @@ static void send_batches(const struct pf_job *j)
 
     for (size_t i = 0; i < j->n; i++) {
         int h = g->pages[j->list[i]].home;
+        dsm__vm_back(j->list[i]);
         batch[h][nbatch[h]++] = j->list[i];
     }
     for (int h = 0; h < g->nodes; h++) {

@@ -308,6 +308,7 @@ void dsm__fetch_page(size_t p)
 {
     uint64_t t0 = dsm__now_ns();
 
+    dsm__vm_back(p);
     if (dsm__g.ops->get_page && !(dsm__g.pages[p].flags & DSM_PF_NOTRAP) &&
         !__atomic_load_n(&diffs_unacked, __ATOMIC_SEQ_CST)) {
         /* One-sided (DSM_COMM=rma): no request, the home does not know. */
