@@ -75,7 +75,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
     return 0;
 }
 
-#define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_BASE, DSM_COMM, DSM_POLL, " \
+#define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_PAGE_CHUNK, DSM_BASE, DSM_COMM, DSM_POLL, " \
               "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, DSM_PREFETCH, DSM_TRACE, " \
               "DSM_TIMEOUT, DSM_SYNC_TIMEOUT, and for the OpenMP shim DSM_THREADS_PER_RANK, " \
               "DSM_STACK_SIZE, DSM_CHECK"
@@ -87,6 +87,7 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
 
     cfg->heap_size = DSM_DEFAULT_HEAP_SIZE;
     cfg->page_size = DSM_DEFAULT_PAGE_SIZE < os_page ? os_page : DSM_DEFAULT_PAGE_SIZE;
+    cfg->page_chunk = DSM_DEFAULT_PAGE_CHUNK;
     cfg->base = DSM_DEFAULT_BASE;
     cfg->comm = DSM_COMM_DIRECT;   /* measured faster: docs/RESULTS.md */
     cfg->poll = DSM_POLL_ADAPTIVE;
@@ -124,6 +125,14 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                     "DSM_PAGE_SIZE=%s: bad value; give a power of two between the OS "
                     "page size (%zu) and 16M, e.g. DSM_PAGE_SIZE=16K", v, os_page);
             cfg->page_size = ps;
+        } else if (IS("DSM_PAGE_CHUNK")) {
+            size_t c;
+            if (dsm__parse_size(v, &c) || !is_pow2(c) || c < 1024 || c > ((size_t)1 << 24))
+                return fail(err, errlen,
+                    "DSM_PAGE_CHUNK=%s: bad value; give a power of two between 1K and 16M "
+                    "(the largest MPI message a page is cut into; the page size or more "
+                    "sends a page whole), e.g. DSM_PAGE_CHUNK=16K", v);
+            cfg->page_chunk = c;
         } else if (IS("DSM_BASE")) {
             char *end;
             unsigned long long b;

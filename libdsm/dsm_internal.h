@@ -59,6 +59,8 @@ struct dsm_global {
     unsigned char *twins;            /* twin of page p at twins + p*page_size */
     size_t page_size, npages;
     unsigned page_shift;
+    unsigned page_chunks;            /* messages per page (DSM_PAGE_CHUNK) */
+    size_t chunk_size;               /* page_size / page_chunks */
     size_t os_page;
     /* Attached segments (segment.c): pages [segs_first, segs_first +
      * segs_npages), one run for all of them; segment i's pages [first,
@@ -279,8 +281,10 @@ struct dsm_msg {
     struct dsm_qnode q;      /* send queue / in-flight list link */
     int dest;
     int pooled;
-    MPI_Request req;
-    /* A page send: ext/ext_len/tag replace header+payload.  A page request
+    MPI_Request req[DSM_MAX_PAGE_CHUNKS];   /* [0], or a page's chunks */
+    unsigned nreq;
+    /* A page send: ext/ext_len/tag replace header+payload, sent as
+     * dsm__g.page_chunks messages of chunk_size bytes.  A page request
      * under the queue transport: recv_page >= 0 asks the communication
      * thread to post the page's receive before sending. */
     const void *ext;

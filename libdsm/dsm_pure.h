@@ -161,6 +161,7 @@ enum dsm_prefetch_kind { DSM_PREFETCH_NONE = 0, DSM_PREFETCH_HISTORY = 1 };
 struct dsm_config {
     size_t   heap_size;           /* DSM_HEAP_SIZE */
     size_t   page_size;           /* DSM_PAGE_SIZE */
+    size_t   page_chunk;          /* DSM_PAGE_CHUNK: bytes per MPI message of a page */
     uintptr_t base;               /* DSM_BASE */
     enum dsm_comm_kind comm;      /* DSM_COMM */
     enum dsm_poll_kind poll;      /* DSM_POLL */
@@ -186,12 +187,26 @@ struct dsm_config {
 
 #define DSM_DEFAULT_HEAP_SIZE  ((size_t)1 << 30)            /* 1 GiB */
 #define DSM_DEFAULT_PAGE_SIZE  ((size_t)16384)              /* SCASH's 16 KiB */
+/* A page moves as messages of at most this many bytes: MPICH over UCX sends
+ * up to 8 KiB at once through shared memory and larger messages by
+ * rendezvous, which doubles a 16 KiB page's round trip (docs/RESULTS.md). */
+#define DSM_DEFAULT_PAGE_CHUNK ((size_t)8192)
+#define DSM_MAX_PAGE_CHUNKS    16   /* messages per page, at most */
 #define DSM_DEFAULT_BASE       ((uintptr_t)0x200000000000)  /* 32 TiB */
 #define DSM_DEFAULT_MAX_LOCKS  4096
 #define DSM_DEFAULT_SPIN_US    50
 #define DSM_DEFAULT_STACK_SIZE ((size_t)8 << 20)             /* 8 MiB */
 #define DSM_DEFAULT_TIMEOUT    30                           /* seconds */
 #define DSM_MAX_NODES          64   /* copysets are one 64-bit word per page */
+
+/* How many messages carry one page: page / chunk (both powers of two), at
+ * least 1 and at most DSM_MAX_PAGE_CHUNKS; each carries page / that many
+ * bytes. */
+static inline unsigned dsm__page_chunks(size_t page, size_t chunk)
+{
+    size_t n = page > chunk ? page / chunk : 1;
+    return n > DSM_MAX_PAGE_CHUNKS ? DSM_MAX_PAGE_CHUNKS : (unsigned)n;
+}
 
 /* Fill cfg from envp (an environ-style NULL-terminated array; NULL means no
  * variables), with os_page the OS page size.  Every variable whose name starts

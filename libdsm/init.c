@@ -91,6 +91,7 @@ int dsm_init(int *argc, char ***argv)
                    g->cfg.comm == DSM_COMM_RMA ? "rma" :
                    g->cfg.comm == DSM_COMM_DIRECT ? "direct" : "queue");
     agree("DSM_PAGE_SIZE", g->cfg.page_size);
+    agree("DSM_PAGE_CHUNK", g->cfg.page_chunk);
     agree("DSM_HEAP_SIZE", g->cfg.heap_size);
     agree("DSM_BASE", g->cfg.base);
     agree("DSM_COMM", g->cfg.comm);
@@ -106,6 +107,8 @@ int dsm_init(int *argc, char ***argv)
 
     g->page_size = g->cfg.page_size;
     g->page_shift = (unsigned)__builtin_ctzl(g->page_size);
+    g->page_chunks = dsm__page_chunks(g->page_size, g->cfg.page_chunk);
+    g->chunk_size = g->page_size / g->page_chunks;
     g->npages = g->cfg.heap_size / g->page_size;
     if (g->npages >= DSM_NOTICE_NOCOPY)
         dsm__fatal("DSM_HEAP_SIZE / DSM_PAGE_SIZE = %zu pages: bad value, at most 2^31-1 "

@@ -14,7 +14,9 @@
 #define DSM_TAG 7001
 /* A page travels alone, from the home's system view straight into the
  * requester's system view, on tag DSM_TAG_PAGE + the requester's waiter
- * slot; the requester posted that receive before asking (comm.c). */
+ * slot, as dsm__g.page_chunks messages (DSM_PAGE_CHUNK) in order; the
+ * requester posted those receives, in the same order, before asking
+ * (comm.c). */
 #define DSM_TAG_PAGE 10000
 
 enum dsm_msg_type {

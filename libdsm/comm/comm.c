@@ -60,8 +60,10 @@ static MPI_Status rstatus;
 
 static struct dsm_msg *inflight;     /* sends MPI still owns */
 
+/* A page arrives as dsm__g.page_chunks messages on one tag, in order (MPI
+ * matches messages of one sender and tag to receives in the order posted). */
 struct page_recv {
-    MPI_Request req;
+    MPI_Request req[DSM_MAX_PAGE_CHUNKS];
     size_t page;
     uint32_t waiter;
     int home;
@@ -153,16 +155,19 @@ void dsm__comm_recv_cancel(void)
 
 void dsm__comm_post_page_recv(size_t p, int home, uint32_t waiter)
 {
-    MPI_Request req;
-    /* Posted before the request goes out, so the page always finds it. */
-    if (MPI_Irecv(dsm__sys_page(p), (int)dsm__g.page_size, MPI_BYTE, home,
-                  DSM_TAG_PAGE + (int)waiter, dsm__g.comm, &req) != MPI_SUCCESS)
-        dsm__fatal("MPI_Irecv of page %zu from rank %d failed", p, home);
+    MPI_Request req[DSM_MAX_PAGE_CHUNKS];
+    const unsigned n = dsm__g.page_chunks;
+    const size_t cs = dsm__g.chunk_size;
+    /* Posted before the request goes out, so the page always finds them. */
+    for (unsigned i = 0; i < n; i++)
+        if (MPI_Irecv(dsm__sys_page(p) + i * cs, (int)cs, MPI_BYTE, home,
+                      DSM_TAG_PAGE + (int)waiter, dsm__g.comm, &req[i]) != MPI_SUCCESS)
+            dsm__fatal("MPI_Irecv of page %zu from rank %d failed", p, home);
     pthread_mutex_lock(&precv_lock);
     if (nprecv == DSM_MAX_PAGE_RECVS)
         dsm__fatal("internal error: more page receives than waiter slots and prefetches");
     struct page_recv *r = &precv[nprecv];
-    r->req = req;
+    memcpy(r->req, req, n * sizeof req[0]);
     r->page = p;
     r->waiter = waiter;
     r->home = home;
@@ -175,18 +180,23 @@ int dsm__comm_page_recvs_test(void)
     int n = 0;
     MPI_LOCK();
     pthread_mutex_lock(&precv_lock);
+    const unsigned nc = dsm__g.page_chunks;
     for (size_t i = 0; i < nprecv;) {
         int flag = 0, count = 0;
-        MPI_Status st;
-        MPI_Test(&precv[i].req, &flag, &st);
+        MPI_Status st[DSM_MAX_PAGE_CHUNKS];
+        MPI_Testall((int)nc, precv[i].req, &flag, st);
         if (!flag) {
             i++;
             continue;
         }
-        MPI_Get_count(&st, MPI_BYTE, &count);
-        if ((size_t)count != dsm__g.page_size)
-            dsm__fatal("malformed page from rank %d: %d bytes for page %zu of %zu bytes",
-                       precv[i].home, count, precv[i].page, dsm__g.page_size);
+        for (unsigned c = 0; c < nc; c++) {
+            MPI_Get_count(&st[c], MPI_BYTE, &count);
+            if ((size_t)count != dsm__g.chunk_size)
+                dsm__fatal("malformed page from rank %d: %d bytes in message %u of %u of "
+                           "page %zu (%zu bytes each expected)", precv[i].home, count,
+                           c + 1, nc, precv[i].page, dsm__g.chunk_size);
+        }
+        count = (int)dsm__g.page_size;
         size_t p = precv[i].page;
         uint32_t w = precv[i].waiter;
         int home = precv[i].home;
@@ -249,12 +259,19 @@ void dsm__comm_isend(struct dsm_msg *m)
         memcpy(&p, m->payload + 4 * i, 4);
         dsm__comm_post_page_recv(p, m->dest, m->hdr.waiter);
     }
-    if (m->ext)
-        rc = MPI_Isend(m->ext, (int)m->ext_len, MPI_BYTE, m->dest, m->tag,
-                       dsm__g.comm, &m->req);
-    else
+    if (m->ext) {
+        /* A page: its chunks in order, on one tag (see struct page_recv). */
+        const size_t cs = m->ext_len / dsm__g.page_chunks;
+        rc = MPI_SUCCESS;
+        m->nreq = dsm__g.page_chunks;
+        for (unsigned i = 0; i < m->nreq && rc == MPI_SUCCESS; i++)
+            rc = MPI_Isend((const unsigned char *)m->ext + i * cs, (int)cs, MPI_BYTE,
+                           m->dest, m->tag, dsm__g.comm, &m->req[i]);
+    } else {
+        m->nreq = 1;
         rc = MPI_Isend(&m->hdr, (int)(sizeof m->hdr + m->hdr.len), MPI_BYTE, m->dest,
-                       DSM_TAG, dsm__g.comm, &m->req);
+                       DSM_TAG, dsm__g.comm, &m->req[0]);
+    }
     if (rc != MPI_SUCCESS)
         dsm__fatal("MPI_Isend to rank %d failed", m->dest);
     dsm__comm_sends_add(m);
@@ -271,7 +288,8 @@ int dsm__comm_sends_test(void)
     for (m = sends_take(); m; m = next) {
         int flag = 0;
         next = (struct dsm_msg *)m->q.next;
-        MPI_Test(&m->req, &flag, MPI_STATUS_IGNORE);
+        MPI_Status st[DSM_MAX_PAGE_CHUNKS];
+        MPI_Testall((int)m->nreq, m->req, &flag, st);
         if (flag) {
             dsm__msg_free(m);
             n++;
@@ -293,7 +311,8 @@ void dsm__comm_sends_finish(void)
     MPI_LOCK();
     for (m = sends_take(); m; m = next) {
         next = (struct dsm_msg *)m->q.next;
-        MPI_Wait(&m->req, MPI_STATUS_IGNORE);
+        MPI_Status st[DSM_MAX_PAGE_CHUNKS];
+        MPI_Waitall((int)m->nreq, m->req, st);
         dsm__msg_free(m);
     }
     MPI_UNLOCK();
@@ -412,6 +431,13 @@ static void *comm_main(void *arg)
     (void)arg;
     dsm__trace_role(DSM_TR_ROLE_COMM);
     is_comm_thread = 1;
+    /* glibc maps a thread's malloc arena at the thread's first malloc.  MPI
+     * may allocate in this thread at any later moment, e.g. while the
+     * OpenMP shim holds an address range open for a dlopen, where no new
+     * mapping may land (omp-shim/dlarena.c): take the arena now (volatile:
+     * a malloc freed at once may be left out by the compiler). */
+    void *volatile arena_probe = malloc(1);
+    free(arena_probe);
     while (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_ACQUIRE)) {
         int n = 0;
         pthread_mutex_lock(&progress_lock);

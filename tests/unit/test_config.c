@@ -74,6 +74,7 @@ static void check_defaults(const struct dsm_config *c)
 {
     assert_int_equal(c->heap_size, GIB);
     assert_int_equal(c->page_size, 16384);
+    assert_int_equal(c->page_chunk, 8192);
     assert_int_equal(c->base, (uintptr_t)0x200000000000ull);
     assert_int_equal(c->comm, DSM_COMM_DIRECT);
     assert_int_equal(c->poll, DSM_POLL_ADAPTIVE);
@@ -131,6 +132,31 @@ static void test_page_size(void **state)
     assert_int_equal(one_ok("DSM_PAGE_SIZE=8K").page_size, 8192);
     assert_int_equal(one_ok("DSM_PAGE_SIZE=65536").page_size, 65536);
     assert_int_equal(parse_ok(big_os, 65536).page_size, 65536);
+}
+
+/* DSM_PAGE_CHUNK, and how many messages a page then takes. */
+static void test_page_chunk(void **state)
+{
+    (void)state;
+    assert_int_equal(one_ok("DSM_PAGE_CHUNK=4096").page_chunk, 4096);
+    assert_int_equal(one_ok("DSM_PAGE_CHUNK=16K").page_chunk, 16384);
+    assert_int_equal(one_ok("DSM_PAGE_CHUNK=1K").page_chunk, 1024);
+    assert_int_equal(one_ok("DSM_PAGE_CHUNK=16M").page_chunk, 16 * MIB);
+    assert_int_equal(one_ok("DSM_PAGE_CHUNK=16K").page_size, 16384);
+    one_bad("DSM_PAGE_CHUNK=512", "DSM_PAGE_CHUNK");     /* below 1K */
+    one_bad("DSM_PAGE_CHUNK=12K", "DSM_PAGE_CHUNK");     /* not a power of two */
+    one_bad("DSM_PAGE_CHUNK=32M", "DSM_PAGE_CHUNK");     /* above 16M */
+    one_bad("DSM_PAGE_CHUNK=0", "DSM_PAGE_CHUNK");
+    one_bad("DSM_PAGE_CHUNK=", "DSM_PAGE_CHUNK");
+    one_bad("DSM_PAGE_CHUNK=8k9", "DSM_PAGE_CHUNK");
+    /* page / chunk messages, at least 1, at most DSM_MAX_PAGE_CHUNKS (16). */
+    assert_int_equal(dsm__page_chunks(16384, 8192), 2);
+    assert_int_equal(dsm__page_chunks(16384, 16384), 1);
+    assert_int_equal(dsm__page_chunks(16384, 65536), 1);
+    assert_int_equal(dsm__page_chunks(4096, 8192), 1);
+    assert_int_equal(dsm__page_chunks(65536, 4096), 16);
+    assert_int_equal(dsm__page_chunks(65536, 1024), DSM_MAX_PAGE_CHUNKS);
+    assert_int_equal(dsm__page_chunks((size_t)16 << 20, 8192), DSM_MAX_PAGE_CHUNKS);
 }
 
 /* The heap must be a multiple of the page size that is in force, whatever
@@ -516,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_non_dsm_ignored),
         cmocka_unit_test(test_heap_size),
         cmocka_unit_test(test_page_size),
+        cmocka_unit_test(test_page_chunk),
         cmocka_unit_test(test_heap_and_page_order),
         cmocka_unit_test(test_base),
         cmocka_unit_test(test_enums),
