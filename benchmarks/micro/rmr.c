@@ -42,6 +42,13 @@
  * trip and the mprotect), and rmr_over_raw_rmr = rmr_us / raw_rmr_us, the
  * DSM protocol's own share; raw_rmr_us exceeds floor_us by what a fault
  * costs the round trip that follows it.
+ * libdsm sends a page as DSM_PAGE_SIZE / DSM_PAGE_CHUNK messages (libdsm(7));
+ * when that is more than one, the round trip is also measured with the
+ * reply cut alike (before and after, mean): mpi_rtt_chunked_us,
+ * floor_chunked_us = it + fault_us, and rmr_over_floor_chunked.  Not the
+ * floor of the target (that is one page-sized message, the plain way to
+ * move a page): what is left of the DSM's own cost when MPI moves the page
+ * as fast as libdsm has it moved.
  * Each timed read is also timed on its own: rmr_median_us and rmr_p99_us
  * (the median and 99th percentile), against floor_median_us (the median
  * round trip + fault_us) as rmr_median_over_floor_median.  The mean is what
