@@ -92,20 +92,21 @@ static const struct bench_opt opts[] = {
     { 0, 0, 0, 0 }
 };
 
-/* DSM_PAGE_SIZE as libdsm will read it, known before dsm_init(): a number
- * with an optional K/M suffix, or the default. */
-static size_t page_size_from_env(void)
+/* A size variable as libdsm will read it, known before dsm_init(): a
+ * number with an optional K/M suffix, or dflt (also for a bad value, which
+ * dsm_init() will report). */
+static size_t size_from_env(const char *name, size_t dflt)
 {
-    const char *s = getenv("DSM_PAGE_SIZE");
+    const char *s = getenv(name);
     unsigned long long v;
     char *end;
 
     if (!s || !*s)
-        return 16384;
+        return dflt;
     errno = 0;
     v = strtoull(s, &end, 0);
-    if (errno || end == s)
-        return 16384;  /* dsm_init() will report the bad value */
+    if (errno || end == s || v == 0)
+        return dflt;
     if (*end == 'k' || *end == 'K')
         v <<= 10;
     else if (*end == 'm' || *end == 'M')
@@ -113,25 +114,16 @@ static size_t page_size_from_env(void)
     return (size_t)v;
 }
 
+static size_t page_size_from_env(void)
+{
+    return size_from_env("DSM_PAGE_SIZE", 16384);
+}
+
 /* How many messages libdsm cuts a page into (libdsm(7), DSM_PAGE_CHUNK: the
- * page size over the chunk, at least 1, at most 16), known before
- * dsm_init(). */
+ * page size over the chunk, at least 1, at most 16). */
 static unsigned chunks_from_env(size_t psz)
 {
-    const char *s = getenv("DSM_PAGE_CHUNK");
-    size_t c = 8192, n;
-    char *end;
-
-    if (s && *s) {
-        c = strtoull(s, &end, 0);
-        if (*end == 'k' || *end == 'K')
-            c <<= 10;
-        else if (*end == 'm' || *end == 'M')
-            c <<= 20;
-        if (!c)
-            c = 8192;   /* dsm_init() will report the bad value */
-    }
-    n = psz > c ? psz / c : 1;
+    size_t c = size_from_env("DSM_PAGE_CHUNK", 8192), n = psz > c ? psz / c : 1;
     return n > 16 ? 16 : (unsigned)n;
 }
 

@@ -261,7 +261,7 @@ void dsm__comm_isend(struct dsm_msg *m)
     }
     if (m->ext) {
         /* A page: its chunks in order, on one tag (see struct page_recv). */
-        const size_t cs = m->ext_len / dsm__g.page_chunks;
+        const size_t cs = dsm__g.chunk_size;   /* ext_len is a page */
         rc = MPI_SUCCESS;
         m->nreq = dsm__g.page_chunks;
         for (unsigned i = 0; i < m->nreq && rc == MPI_SUCCESS; i++)
