@@ -37,6 +37,8 @@
  * The floor is measured twice, before dsm_init() and after dsm_finalize()
  * (floor_before_us, floor_after_us), and the values above are the means of
  * the two: the machine may drift during a run, and the RMRs lie between.
+ * floor_drift = |after - before| / floor_us; above 20% a note says that
+ * this run's ratio is uncertain (the machine changed speed meanwhile).
  * Also (before and after, mean): raw_rmr_us, the floor's parts in one piece
  * (measure_raw_rmr: a protection fault whose handler makes the raw round
  * trip and the mprotect), and rmr_over_raw_rmr = rmr_us / raw_rmr_us, the
@@ -73,6 +75,7 @@
 #define TAG_REQ 11
 #define TAG_REP 12
 #define REQ_BYTES 12
+#define FLOOR_DRIFT_WARN 0.20   /* floor_drift above this: a note */
 
 static long opt_pages = 256;
 static long opt_rounds = 20;
@@ -549,6 +552,15 @@ int main(int argc, char **argv)
                       fault_us, mprotect_us);
             bench_say("  floor = round trip + fault = %.2f us (%.2f before the DSM ran, "
                       "%.2f after; means of the two above)\n", floor_us, floor1_us, floor2_us);
+            /* The two floors differ when the machine changed speed during
+             * the run (a VM's slow phase): then the reads between them may
+             * have run at either speed, and the ratio below says little. */
+            double drift = fabs(floor2_us - floor1_us) / floor_us;
+            if (drift > FLOOR_DRIFT_WARN)
+                bench_say("  note: the floor moved by %.0f%% between before and after the "
+                          "reads: the machine changed speed during this run, so its ratio "
+                          "is uncertain (bench.sh rmr takes the median of several runs)\n",
+                          drift * 100);
             double raw_us = (raw1_us + raw2_us) / 2;
             bench_say("  raw RMR (the floor's parts in one piece: a fault whose handler "
                       "makes the round trip and the mprotect): %.2f us (%.2f before, %.2f after)\n",
@@ -587,6 +599,7 @@ int main(int argc, char **argv)
             bench_result("floor_us", floor_us, "us");
             bench_result("floor_before_us", floor1_us, "us");
             bench_result("floor_after_us", floor2_us, "us");
+            bench_result("floor_drift", drift, "ratio");
             bench_result("mpi_rtt_us", rtt.mean * 1e6, "us");
             bench_result("mpi_rtt_median_us", rtt.median * 1e6, "us");
             bench_result("mpi_rtt_hot_us", rtt_hot.mean * 1e6, "us");
