@@ -235,6 +235,23 @@ void shim_dlarena_free_parts(struct shim_extents *out)
     *out = held;
 }
 
+/* Fault injection for tests/shim's dlopen case (OMPSHIM_TEST_GAP=1): the
+ * first load a rank other than 0 replays finds the gaps above the arena
+ * open, as if other threads had unmapped memory there meanwhile (which
+ * gap the kernel's top-down search takes first is its business, so all
+ * of them); dlopen.c must notice and load the library again. */
+static void test_open_gap(void)
+{
+    static int done;
+    const char *t = getenv("OMPSHIM_TEST_GAP");
+    if (done || !t || strcmp(t, "1"))
+        return;
+    done = 1;
+    for (int i = 0; i < nabove; i++)
+        munmap((void *)above_lo[i], above_hi[i] - above_lo[i]);
+    nabove = 0;
+}
+
 void shim_dlarena_begin(const struct shim_extents *like)
 {
     /* This rank's own allocations (MPI's, the shim's) must not land in the
@@ -264,6 +281,8 @@ void shim_dlarena_begin(const struct shim_extents *like)
     }
     nabove = 0;
     each_gap(arena_hi, top_of_mmap_area(), fill_gap);
+    if (like)
+        test_open_gap();
 }
 
 void shim_dlarena_end(void)

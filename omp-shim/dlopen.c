@@ -232,23 +232,49 @@ static int loaded_at(const char *path, uintptr_t addr, uintptr_t *where)
     return 0;
 }
 
+/* The first object of D that this rank's loader does not have where rank
+ * 0's has it, or -1; *where as loaded_at says. */
+static int first_misplaced(const struct dl_desc *d, uintptr_t *where)
+{
+    for (int i = 0; i < d->nobj; i++)
+        if (!loaded_at(d->names + d->obj[i].path, d->obj[i].addr, where))
+            return i;
+    return -1;
+}
+
 static void replay(const struct dl_desc *d)
 {
     const char *path = d->names + d->file;
-    before.n = 0;
-    dl_iterate_phdr(seen_cb, &before);
-    shim_dlarena_begin(&d->free_parts);
-    shim_dl_busy = shim_dl_loading = 1;
-    void *h = dlopen(path, d->mode);
-    shim_dl_busy = shim_dl_loading = 0;
-    shim_dlarena_end();
-    if (!h)
-        dsm__fatal("rank 0 loaded %s with dlopen, and loading it here failed: %s",
-                   path, dlerror());
-    for (int i = 0; i < d->nobj; i++) {
-        uintptr_t where;
-        if (loaded_at(d->names + d->obj[i].path, d->obj[i].addr, &where))
-            continue;
+    uintptr_t where = 0;
+    int i;
+    /* As on rank 0 (shim_dlopen): another thread of this process (the
+     * communication thread in MPI, UCX's own thread) may unmap something
+     * above the arena while the loader maps, and the library lands in that
+     * gap instead of where rank 0's did (seen under DSM_COMM=rma, about one
+     * run in five of tests/foreign rmgcv).  Unload it and load it again. */
+    for (int attempt = 1;; attempt++) {
+        before.n = 0;
+        dl_iterate_phdr(seen_cb, &before);
+        shim_dlarena_begin(&d->free_parts);
+        shim_dl_busy = shim_dl_loading = 1;
+        void *h = dlopen(path, d->mode);
+        shim_dl_busy = shim_dl_loading = 0;
+        shim_dlarena_end();
+        if (!h)
+            dsm__fatal("rank 0 loaded %s with dlopen, and loading it here failed: %s",
+                       path, dlerror());
+        i = first_misplaced(d, &where);
+        if (i < 0)
+            return;
+        if (attempt == 4 || !where || shim_dlarena_contains(where))
+            break;      /* not a gap that opened meanwhile: it stays wrong */
+        fprintf(stderr, "libompshim[rank %d]: dlopen(\"%s\") replayed: %s landed at %#lx "
+                "outside the address range kept for it (another thread unmapped memory "
+                "meanwhile?); loading it again\n", shim.rank, path, d->names + d->obj[i].path,
+                (unsigned long)where);
+        dlclose(h);
+    }
+    {
         char here[64];
         if (where)
             snprintf(here, sizeof here, "at %#lx", (unsigned long)where);
