@@ -232,6 +232,21 @@ static int loaded_at(const char *path, uintptr_t addr, uintptr_t *where)
     return 0;
 }
 
+/* dlopen(file, mode) steered into the arena (dlarena.c; like: rank 0's
+ * free parts there, NULL on rank 0), with the objects loaded before it
+ * noted in `before`. */
+static void *load_in_arena(const char *file, int mode, const struct shim_extents *like)
+{
+    before.n = 0;
+    dl_iterate_phdr(seen_cb, &before);
+    shim_dlarena_begin(like);
+    shim_dl_busy = shim_dl_loading = 1;
+    void *h = dlopen(file, mode);
+    shim_dl_busy = shim_dl_loading = 0;
+    shim_dlarena_end();
+    return h;
+}
+
 /* The first object of D that this rank's loader does not have where rank
  * 0's has it, or -1; *where as loaded_at says. */
 static int first_misplaced(const struct dl_desc *d, uintptr_t *where)
@@ -253,13 +268,7 @@ static void replay(const struct dl_desc *d)
      * gap instead of where rank 0's did (seen under DSM_COMM=rma, about one
      * run in five of tests/foreign rmgcv).  Unload it and load it again. */
     for (int attempt = 1;; attempt++) {
-        before.n = 0;
-        dl_iterate_phdr(seen_cb, &before);
-        shim_dlarena_begin(&d->free_parts);
-        shim_dl_busy = shim_dl_loading = 1;
-        void *h = dlopen(path, d->mode);
-        shim_dl_busy = shim_dl_loading = 0;
-        shim_dlarena_end();
+        void *h = load_in_arena(path, d->mode, &d->free_parts);
         if (!h)
             dsm__fatal("rank 0 loaded %s with dlopen, and loading it here failed: %s",
                        path, dlerror());
@@ -409,14 +418,8 @@ static void *shim_dlopen(const char *file, int mode)
      * the library lands in that gap, where the other ranks cannot follow
      * (seen once in a loaded CI run).  Unload it and load it again. */
     for (int attempt = 1;; attempt++) {
-        before.n = 0;
-        dl_iterate_phdr(seen_cb, &before);
         shim_dlarena_free_parts(&free_parts);
-        shim_dlarena_begin(NULL);
-        shim_dl_busy = shim_dl_loading = 1;
-        h = dlopen(file, mode);
-        shim_dl_busy = shim_dl_loading = 0;
-        shim_dlarena_end();
+        h = load_in_arena(file, mode, NULL);
         if (!h) {
             pthread_mutex_unlock(&mu);
             return NULL;
