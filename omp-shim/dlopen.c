@@ -233,18 +233,55 @@ static int loaded_at(const char *path, uintptr_t addr, uintptr_t *where)
 }
 
 /* dlopen(file, mode) steered into the arena (dlarena.c; like: rank 0's
- * free parts there, NULL on rank 0), with the objects loaded before it
- * noted in `before`. */
-static void *load_in_arena(const char *file, int mode, const struct shim_extents *like)
+ * free parts there, NULL on rank 0; was: on rank 0, the arena's free parts
+ * before the load that is kept), with the objects loaded before it noted in
+ * `before` and the new ones in *c.
+ *
+ * Another thread of this process (the communication thread's malloc, MPI,
+ * UCX's own thread) may unmap something above the arena while the loader
+ * maps: then an object lands in that gap, where the other ranks cannot
+ * follow (seen once on rank 0 in a loaded CI run, and once on a replaying
+ * rank under DSM_COMM=rma in tests/foreign rmgcv).  Such a load is undone
+ * and tried again, up to 4 times; then the job stops.  dlclose comes before
+ * shim_dlarena_end, so that the arena's parts it frees are held again and
+ * described as free by the next load. */
+static void *load_in_arena(const char *file, int mode, const struct shim_extents *like,
+                           struct shim_extents *was, struct collect *c)
 {
-    before.n = 0;
-    dl_iterate_phdr(seen_cb, &before);
-    shim_dlarena_begin(like);
-    shim_dl_busy = shim_dl_loading = 1;
-    void *h = dlopen(file, mode);
-    shim_dl_busy = shim_dl_loading = 0;
-    shim_dlarena_end();
-    return h;
+    for (int attempt = 1;; attempt++) {
+        before.n = 0;
+        dl_iterate_phdr(seen_cb, &before);
+        if (was)
+            shim_dlarena_free_parts(was);
+        shim_dlarena_begin(like);
+        shim_dl_busy = shim_dl_loading = 1;
+        void *h = dlopen(file, mode);
+        shim_dl_busy = shim_dl_loading = 0;
+        memset(c, 0, sizeof *c);
+        c->before = &before;
+        int outside = 0;
+        if (h) {
+            dl_iterate_phdr(collect_cb, c);
+            for (int i = 0; i < c->n; i++)
+                outside += !shim_dlarena_contains(c->obj[i].addr);
+        }
+        if (!outside) {
+            shim_dlarena_end();
+            return h;
+        }
+        if (attempt == 4)
+            dsm__fatal("dlopen(\"%s\"): %d of its %d objects landed outside the address "
+                       "range kept for libraries loaded with dlopen, %d times in a row "
+                       "(other threads keep unmapping memory above it?), where the other "
+                       "ranks cannot load them at the same address. Link the program "
+                       "with the library, or set OMPSHIM_DLOPEN=private if no parallel "
+                       "region calls into it", file, outside, c->n, attempt);
+        fprintf(stderr, "libompshim[rank %d]: dlopen(\"%s\"): %d of its %d objects landed "
+                "outside the address range kept for them (another thread unmapped memory "
+                "meanwhile?); loading it again\n", shim.rank, file, outside, c->n);
+        dlclose(h);
+        shim_dlarena_end();
+    }
 }
 
 /* The first object of D that this rank's loader does not have where rank
@@ -259,42 +296,25 @@ static int first_misplaced(const struct dl_desc *d, uintptr_t *where)
 
 static void replay(const struct dl_desc *d)
 {
+    static struct collect c;
     const char *path = d->names + d->file;
     uintptr_t where = 0;
-    int i;
-    /* As on rank 0 (shim_dlopen): another thread of this process (the
-     * communication thread in MPI, UCX's own thread) may unmap something
-     * above the arena while the loader maps, and the library lands in that
-     * gap instead of where rank 0's did (seen under DSM_COMM=rma, about one
-     * run in five of tests/foreign rmgcv).  Unload it and load it again. */
-    for (int attempt = 1;; attempt++) {
-        void *h = load_in_arena(path, d->mode, &d->free_parts);
-        if (!h)
-            dsm__fatal("rank 0 loaded %s with dlopen, and loading it here failed: %s",
-                       path, dlerror());
-        i = first_misplaced(d, &where);
-        if (i < 0)
-            return;
-        if (attempt == 4 || !where || shim_dlarena_contains(where))
-            break;      /* not a gap that opened meanwhile: it stays wrong */
-        fprintf(stderr, "libompshim[rank %d]: dlopen(\"%s\") replayed: %s landed at %#lx "
-                "outside the address range kept for it (another thread unmapped memory "
-                "meanwhile?); loading it again\n", shim.rank, path, d->names + d->obj[i].path,
-                (unsigned long)where);
-        dlclose(h);
-    }
-    {
-        char here[64];
-        if (where)
-            snprintf(here, sizeof here, "at %#lx", (unsigned long)where);
-        else
-            snprintf(here, sizeof here, "not at all under that name");
-        dsm__fatal("rank 0 loaded %s at %#lx with dlopen(\"%s\"), and this rank's "
-                   "loader put it %s; the OpenMP shim needs the same addresses on every "
-                   "rank. Load the library before the first parallel region, or link "
-                   "the program with it",
-                   d->names + d->obj[i].path, (unsigned long)d->obj[i].addr, path, here);
-    }
+    if (!load_in_arena(path, d->mode, &d->free_parts, NULL, &c))
+        dsm__fatal("rank 0 loaded %s with dlopen, and loading it here failed: %s",
+                   path, dlerror());
+    int i = first_misplaced(d, &where);
+    if (i < 0)
+        return;
+    char here[64];
+    if (where)
+        snprintf(here, sizeof here, "at %#lx", (unsigned long)where);
+    else
+        snprintf(here, sizeof here, "not at all under that name");
+    dsm__fatal("rank 0 loaded %s at %#lx with dlopen(\"%s\"), and this rank's "
+               "loader put it %s; the OpenMP shim needs the same addresses on every "
+               "rank. Load the library before the first parallel region, or link "
+               "the program with it",
+               d->names + d->obj[i].path, (unsigned long)d->obj[i].addr, path, here);
 }
 
 void shim_dlopen_worker(const struct shim_ctl *c)
@@ -412,30 +432,10 @@ static void *shim_dlopen(const char *file, int mode)
         return dlopen(file, mode);
     }
     pthread_mutex_lock(&mu);
-    void *h;
-    /* Another thread of this process (the communication thread's malloc,
-     * MPI) may unmap something above the arena while the loader maps: then
-     * the library lands in that gap, where the other ranks cannot follow
-     * (seen once in a loaded CI run).  Unload it and load it again. */
-    for (int attempt = 1;; attempt++) {
-        shim_dlarena_free_parts(&free_parts);
-        h = load_in_arena(file, mode, NULL);
-        if (!h) {
-            pthread_mutex_unlock(&mu);
-            return NULL;
-        }
-        memset(&c, 0, sizeof c);
-        c.before = &before;
-        dl_iterate_phdr(collect_cb, &c);
-        int outside = 0;
-        for (int i = 0; i < c.n; i++)
-            outside += !shim_dlarena_contains(c.obj[i].addr);
-        if (!outside || attempt == 4)
-            break;
-        fprintf(stderr, "libompshim[rank 0]: dlopen(\"%s\"): %d of its %d objects landed "
-                "outside the address range kept for them (another thread unmapped memory "
-                "meanwhile?); loading it again\n", file, outside, c.n);
-        dlclose(h);
+    void *h = load_in_arena(file, mode, NULL, &free_parts, &c);
+    if (!h) {
+        pthread_mutex_unlock(&mu);
+        return NULL;
     }
     if (c.overflow)
         dsm__fatal("dlopen(\"%s\") brought in more than %d libraries at once; the "
