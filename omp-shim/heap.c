@@ -28,10 +28,8 @@
 
 #include "shim.h"
 
-extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
 extern void *__libc_memalign(size_t, size_t);
 
 #define HDR 32

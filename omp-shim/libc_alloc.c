@@ -28,8 +28,6 @@
 
 #include "shim.h"
 
-extern void *__libc_malloc(size_t);
-
 
 static void *alloc_as(size_t n, int program)
 {

@@ -89,23 +89,35 @@ static void forget(struct mapping *m)
     *m = M.v[--M.n];
 }
 
-/* Read the file's bytes [off, off + len) into p, zeros past its end. */
+/* Read the file's bytes [off, off + len) into p (shared memory), zeros past
+ * its end: through a private buffer, as syscalls.c does, since another
+ * thread of the rank may take p's pages away while the kernel writes. */
 static int read_in(int fd, unsigned char *p, size_t len, off_t off)
 {
     SHIM_REAL(pread);
     size_t got = 0;
-    shim_io_prepare(p, len, 1);
+    unsigned char *tmp = __libc_malloc(len ? len : 1);
+    if (!tmp) {
+        errno = ENOMEM;
+        return -1;
+    }
     while (got < len) {
-        ssize_t r = real_pread(fd, p + got, len - got, off + (off_t)got);
+        ssize_t r = real_pread(fd, tmp + got, len - got, off + (off_t)got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0)
+        if (r < 0) {
+            int e = errno;
+            __libc_free(tmp);
+            errno = e;
             return -1;
+        }
         if (r == 0)
             break;
         got += (size_t)r;
     }
+    memcpy(p, tmp, got);
     memset(p + got, 0, len - got);
+    __libc_free(tmp);
     return 0;
 }
 
@@ -131,22 +143,33 @@ static int write_back(struct mapping *m, const unsigned char *lo, const unsigned
         return 0;
     if ((off_t)end > file_end)
         end = (size_t)file_end;
+    /* Each page is copied out first (private): the kernel never reads the
+     * shared pages, which another thread may invalidate meanwhile. */
+    unsigned char *pg = __libc_malloc(os);
+    if (!pg) {
+        errno = ENOMEM;
+        return -1;
+    }
     for (size_t at = start; at < end; at += os) {
         size_t n = end - at < os ? end - at : os;
-        shim_io_prepare(m->addr + at, n, 0);
-        if (!memcmp(m->addr + at, m->orig + at, n))
+        memcpy(pg, m->addr + at, n);
+        if (!memcmp(pg, m->orig + at, n))
             continue;
         for (size_t done = 0; done < n;) {
-            ssize_t w = real_pwrite(m->fd, m->addr + at + done, n - done,
-                                    m->off + (off_t)(at + done));
+            ssize_t w = real_pwrite(m->fd, pg + done, n - done, m->off + (off_t)(at + done));
             if (w < 0 && errno == EINTR)
                 continue;
-            if (w <= 0)
+            if (w <= 0) {
+                int e = w < 0 ? errno : EIO;
+                __libc_free(pg);
+                errno = e;
                 return -1;
+            }
             done += (size_t)w;
         }
-        memcpy(m->orig + at, m->addr + at, n);
+        memcpy(m->orig + at, pg, n);
     }
+    __libc_free(pg);
     return 0;
 }
 

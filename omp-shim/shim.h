@@ -225,6 +225,10 @@ SHIM_HIDDEN void shim_flush_now(void);
 /* signals.c: run the program's own SIGILL action; 0 if it has none. */
 SHIM_HIDDEN int shim_program_sigill(int sig, siginfo_t *si, void *uc);
 
+/* The C library's own allocator: private memory, whoever calls. */
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+
 /* ---- syscalls.c ---- */
 /* Make the DSM pages of [buf, buf + len) valid before the kernel moves data
  * into them (incoming) or out of them. */

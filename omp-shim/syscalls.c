@@ -3,13 +3,29 @@
  *
  * The kernel does not fault on a protected page the way the program does:
  * read(2) into a buffer whose DSM pages are not writable here fails with
- * EFAULT (or comes back short), write(2) from invalid pages likewise.  So
- * the shim wraps the calls that move data between a file and a buffer
- * (read, pread, readv, write, pwrite, writev, recv, send, and fread and
- * fwrite, whose large transfers go straight to the system call), and makes
- * the buffer's pages valid first: one read per page for data going out, one
- * atomic add of zero per page for data coming in (a write fault that makes
- * the page writable without changing it).  A stdio buffer that the
+ * EFAULT, or comes back short if it moved some bytes first; write(2) from
+ * invalid pages likewise.  So the shim wraps the calls that move data
+ * between a file and a buffer (read, pread, readv, write, pwrite, writev,
+ * recv, send, and fread and fwrite, whose large transfers go straight to
+ * the system call).  When the buffer is shared memory, the data goes
+ * through a private buffer of the same size: the system call reads into it
+ * (or writes from it) and ordinary stores copy it into shared memory (or
+ * loads out of it), which fault and are served like any other.
+ *
+ * Making the pages valid first and calling the kernel on them (what the
+ * shim did before) is not enough while other threads of the rank run:
+ * a barrier or a lock release write-protects the pages this rank wrote, an
+ * acquire drops stale copies, at any moment.  A read that lost a page
+ * part-way came back short, and libnetcdf takes a short read of a file for
+ * its end and fills the rest of its buffer with zeros, without an error.
+ * cdo's chain of operators under DSM_COMM=rma (operator threads read
+ * topo.nc while the others' mutex releases write-protect pages) stopped
+ * with "cdf_get_vara_float: Bad address" in 2 of 54 runs, and once in CI
+ * wrote output that differed from libgomp's.  Only when the
+ * private buffer cannot be had (out of memory) does the call go to the
+ * kernel in place, with the pages made valid first (one read per page for
+ * data going out, one atomic add of zero per page for data coming in) and
+ * made again after EFAULT.  A stdio buffer that the
  * program gives setvbuf or setbuf in shared memory would be written out by
  * the C library's own write(2), which these wrappers do not see (`gm
  * convert` on 2 ranks failed with "writing to file ... [Bad address]"): the
@@ -51,14 +67,9 @@ void shim_io_prepare(const void *buf, size_t len, int incoming)
     }
 }
 
-/* Another thread of this rank can take the buffer's pages away between
- * shim_io_prepare and the call: a barrier or lock release in a parallel
- * region write-protects the pages this rank wrote, an acquire drops stale
- * copies.  The call then fails with EFAULT having moved nothing (cdo's
- * operator threads read their files while the main thread's region ran
- * on: "Open failed ... Unsupported file type"), and is made again, after
- * the pages are made valid again.  A call that moved some bytes first
- * returns them, as a short transfer. */
+/* The in-place fallback: made again while it fails with EFAULT on a buffer
+ * in shared memory, having moved nothing (pages taken away between
+ * shim_io_prepare and the call). */
 static int lost_pages(ssize_t r, const void *buf, size_t n)
 {
     return r < 0 && errno == EFAULT && shim.active && n &&
@@ -76,6 +87,41 @@ static int lost_pages(ssize_t r, const void *buf, size_t n)
         r_; \
     })
 
+static int shared(const void *buf, size_t n)
+{
+    return shim.active && buf && n &&
+           (dsm__in_region(buf) || dsm__in_region((const char *)buf + n - 1));
+}
+
+/* A private buffer for a transfer of n bytes into shared memory at buf, or
+ * NULL: buf is private (the call goes straight to it), or there is no
+ * memory for one (in place, IO_RETRY). */
+static void *bounce_in(const void *buf, size_t n)
+{
+    return shared(buf, n) ? __libc_malloc(n) : NULL;
+}
+
+/* The same for n bytes going out of shared memory at buf: copied in. */
+static void *bounce_out(const void *buf, size_t n)
+{
+    void *tmp = shared(buf, n) ? __libc_malloc(n) : NULL;
+    if (tmp)
+        memcpy(tmp, buf, n);
+    return tmp;
+}
+
+/* The end of a transfer through tmp: the r bytes it read go to buf (none
+ * for a transfer out, buf NULL); errno survives. */
+static ssize_t bounce_done(void *buf, void *tmp, ssize_t r)
+{
+    int e = errno;
+    if (buf && r > 0)
+        memcpy(buf, tmp, (size_t)r);
+    __libc_free(tmp);
+    errno = e;
+    return r;
+}
+
 /* The program's call on a rank other than 0, on a descriptor (stream) that
  * rank 0 opened (fds.c): it goes to rank 0 (fileio.c).  The caller is
  * looked at first: it costs no shared memory. */
@@ -91,6 +137,9 @@ SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
     SHIM_REAL(read);
     if (REMOTE_FD(fd))
         return shim_fio_read(fd, buf, n, 0, 0);
+    void *tmp = bounce_in(buf, n);
+    if (tmp)
+        return bounce_done(buf, tmp, real_read(fd, tmp, n));
     return IO_RETRY(buf, n, 1, real_read(fd, buf, n));
 }
 
@@ -99,6 +148,9 @@ SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
     SHIM_REAL(pread);
     if (REMOTE_FD(fd))
         return shim_fio_read(fd, buf, n, off, 1);
+    void *tmp = bounce_in(buf, n);
+    if (tmp)
+        return bounce_done(buf, tmp, real_pread(fd, tmp, n, off));
     return IO_RETRY(buf, n, 1, real_pread(fd, buf, n, off));
 }
 
@@ -107,6 +159,9 @@ SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
     SHIM_REAL(write);
     if (REMOTE_FD(fd))
         return shim_fio_write(fd, buf, n, 0, 0);
+    void *tmp = bounce_out(buf, n);
+    if (tmp)
+        return bounce_done(NULL, tmp, real_write(fd, tmp, n));
     return IO_RETRY(buf, n, 0, real_write(fd, buf, n));
 }
 
@@ -115,6 +170,9 @@ SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
     SHIM_REAL(pwrite);
     if (REMOTE_FD(fd))
         return shim_fio_write(fd, buf, n, off, 1);
+    void *tmp = bounce_out(buf, n);
+    if (tmp)
+        return bounce_done(NULL, tmp, real_pwrite(fd, tmp, n, off));
     return IO_RETRY(buf, n, 0, real_pwrite(fd, buf, n, off));
 }
 
@@ -159,12 +217,34 @@ static ssize_t remote_writev(int fd, const struct iovec *iov, int cnt)
     return k;
 }
 
-/* readv or writev here, made again after EFAULT as IO_RETRY does. */
+/* readv or writev here: through one private buffer when any part is in
+ * shared memory (as read and write), else (or without memory for it) in
+ * place, made again after EFAULT as IO_RETRY does. */
 static ssize_t iov_call(ssize_t (*fn)(int, const struct iovec *, int), int fd,
                         const struct iovec *iov, int cnt, int incoming)
 {
     ssize_t r;
-    int tries = 0;
+    int tries = 0, any = 0;
+    for (int i = 0; i < cnt; i++)
+        any |= shared(iov[i].iov_base, iov[i].iov_len);
+    size_t t = iov_total(iov, cnt), pos = 0;
+    unsigned char *tmp = any ? __libc_malloc(t ? t : 1) : NULL;
+    if (tmp) {
+        struct iovec one = { tmp, t };
+        if (!incoming)
+            for (int i = 0; i < cnt; pos += iov[i].iov_len, i++)
+                memcpy(tmp + pos, iov[i].iov_base, iov[i].iov_len);
+        r = fn(fd, &one, 1);
+        int e = errno;
+        for (int i = 0; incoming && r > 0 && i < cnt && pos < (size_t)r; i++) {
+            size_t m = (size_t)r - pos < iov[i].iov_len ? (size_t)r - pos : iov[i].iov_len;
+            memcpy(iov[i].iov_base, tmp + pos, m);
+            pos += m;
+        }
+        __libc_free(tmp);
+        errno = e;
+        return r;
+    }
     do {
         for (int i = 0; i < cnt; i++)
             shim_io_prepare(iov[i].iov_base, iov[i].iov_len, incoming);
@@ -192,12 +272,18 @@ SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 SHIM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     SHIM_REAL(recv);
+    void *tmp = bounce_in(buf, n);
+    if (tmp)
+        return bounce_done(buf, tmp, real_recv(fd, tmp, n, flags));
     return IO_RETRY(buf, n, 1, real_recv(fd, buf, n, flags));
 }
 
 SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     SHIM_REAL(send);
+    void *tmp = bounce_out(buf, n);
+    if (tmp)
+        return bounce_done(NULL, tmp, real_send(fd, tmp, n, flags));
     return IO_RETRY(buf, n, 0, real_send(fd, buf, n, flags));
 }
 
@@ -206,8 +292,17 @@ SHIM_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
     SHIM_REAL(fread);
     if (REMOTE_STREAM(f))
         return shim_stream_fread(buf, size, n, f);
-    if (size && n <= (size_t)-1 / size)
-        shim_io_prepare(buf, size * n, 1);
+    if (!size || n > (size_t)-1 / size)
+        return real_fread(buf, size, n, f);
+    /* The C library's fread moves size * n bytes and returns how many
+     * whole elements that was: so does this, through a private buffer. */
+    void *tmp = bounce_in(buf, size * n);
+    if (tmp) {
+        size_t got = real_fread(tmp, 1, size * n, f);
+        bounce_done(buf, tmp, (ssize_t)got);
+        return got == size * n ? n : got / size;
+    }
+    shim_io_prepare(buf, size * n, 1);
     return real_fread(buf, size, n, f);
 }
 
@@ -216,8 +311,15 @@ SHIM_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
     SHIM_REAL(fwrite);
     if (REMOTE_STREAM(f))
         return shim_stream_fwrite(buf, size, n, f);
-    if (size && n <= (size_t)-1 / size)
-        shim_io_prepare(buf, size * n, 0);
+    if (!size || n > (size_t)-1 / size)
+        return real_fwrite(buf, size, n, f);
+    void *tmp = bounce_out(buf, size * n);
+    if (tmp) {
+        size_t put = real_fwrite(tmp, size, n, f);
+        bounce_done(NULL, tmp, 0);
+        return put;
+    }
+    shim_io_prepare(buf, size * n, 0);
     return real_fwrite(buf, size, n, f);
 }
 

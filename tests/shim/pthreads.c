@@ -31,6 +31,16 @@
  *                       the kernel then fails with EFAULT unless the shim
  *                       makes it again (266-330 failed reads of a run
  *                       without that);
+ *   pthreads bigio FILE a thread of the program reads a 256 KiB FILE into
+ *                       a heap buffer by read, pread, readv and fread in
+ *                       turn while main's 300 regions read the buffer's
+ *                       pages on every rank: each barrier write-protects
+ *                       pages of it on rank 0, and a read in the kernel
+ *                       that lost a page part-way came back short
+ *                       (libnetcdf takes that for the file's end and
+ *                       fills the rest with zeros: cdo under rma); each
+ *                       read must return the file (107-198 of a run
+ *                       failed, short, before the shim's private buffer);
  *   pthreads placement  an array that a schedule(static) region writes moves
  *                       its pages' homes to the ranks that wrote them
  *                       (first-touch placement); after the program started
@@ -54,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <threads.h>
 #include <time.h>
 
@@ -319,6 +330,103 @@ static int io(const char *path)
     return r->failed != 0 || r->reads == 0;
 }
 
+/* A thread of the program reads a 256 KiB file into a heap buffer of as
+ * many pages, by read, pread, readv and fread in turn, while main's
+ * regions read a byte of each of the buffer's pages on every rank: each
+ * barrier write-protects on rank 0 the pages the last read wrote, also in
+ * the middle of the next read.  Every read must return the whole file,
+ * byte for byte. */
+#define BIG (256 << 10)
+
+struct big_reader {
+    unsigned char *buf;
+    const char *path;
+    int done, failed, short_, reads;
+    long writes;
+};
+
+static unsigned char big_byte(size_t i)
+{
+    return (unsigned char)(i * 131 + i / 4096 + 7);
+}
+
+static ssize_t big_read(int how, int fd, FILE *f, unsigned char *buf)
+{
+    struct iovec v[2] = { { buf, 100000 }, { buf + 100000, BIG - 100000 } };
+    switch (how) {
+    case 0:
+        return lseek(fd, 0, SEEK_SET) == 0 ? read(fd, buf, BIG) : -1;
+    case 1:
+        return pread(fd, buf, BIG, 0);
+    case 2:
+        return lseek(fd, 0, SEEK_SET) == 0 ? readv(fd, v, 2) : -1;
+    default:
+        /* 64 elements of 4 KiB: a large fread goes to read(2) directly. */
+        return fseek(f, 0, SEEK_SET) == 0 ? (ssize_t)fread(buf, 4096, BIG / 4096, f) * 4096
+                                          : -1;
+    }
+}
+
+static void *big_read_loop(void *arg)
+{
+    struct big_reader *r = arg;
+    int fd = open(r->path, O_RDONLY);
+    FILE *f = fopen(r->path, "r");
+    if (fd < 0 || !f) {
+        r->failed = -1;
+        return NULL;
+    }
+    for (int i = 0; !__atomic_load_n(&r->done, __ATOMIC_SEQ_CST); i++) {
+        memset(r->buf, 0, BIG);
+        ssize_t k = big_read(i % 4, fd, f, r->buf);
+        int bad = k != BIG;
+        r->short_ += k >= 0 && k < BIG;
+        for (size_t j = 0; !bad && j < BIG; j++)
+            bad = r->buf[j] != big_byte(j);
+        if (bad && r->failed < 4)
+            fprintf(stderr, "pthreads: bigio read %d (%s) returned %zd of %d bytes%s\n",
+                    i, (const char *[]){ "read", "pread", "readv", "fread" }[i % 4], k, BIG,
+                    k == BIG ? ", not the file's" : "");
+        r->failed += bad;
+        r->reads++;
+    }
+    close(fd);
+    fclose(f);
+    return NULL;
+}
+
+static int bigio(const char *path)
+{
+    struct big_reader *r = calloc(1, sizeof *r);
+    unsigned char *want = malloc(BIG);
+    pthread_t t;
+    if (!r || !want || !(r->buf = aligned_alloc(4096, BIG)))
+        return 1;
+    for (size_t j = 0; j < BIG; j++)
+        want[j] = big_byte(j);
+    FILE *f = fopen(path, "w");
+    if (!f || fwrite(want, 1, BIG, f) != BIG || fclose(f) != 0)
+        return 1;
+    r->path = path;
+    if (pthread_create(&t, NULL, big_read_loop, r))
+        return 1;
+    for (int i = 0; i < 300; i++) {
+#pragma omp parallel
+        {
+            for (size_t p = 0; p < BIG; p += 4096)
+                (void)((volatile unsigned char *)r->buf)[p];
+#pragma omp atomic
+            r->writes++;
+        }
+    }
+    __atomic_store_n(&r->done, 1, __ATOMIC_SEQ_CST);
+    pthread_join(t, NULL);
+    printf("pthreads: bigio while regions run: %s reads, %d failed, %d short, %s\n",
+           r->reads > 0 ? "some" : "no", r->failed, r->short_,
+           r->writes >= 300 ? "ok" : "writes lost");
+    return r->failed != 0 || r->reads == 0;
+}
+
 /* Pages of [a, a+len) whose home is not rank 0 (where malloc put them). */
 static int moved(int (*home_of)(const void *), const char *a, size_t len, size_t ps)
 {
@@ -378,11 +486,13 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: pthreads pipeline|recursive|ranks|placement|placement-c11|"
-                "io FILE\n");
+                "io FILE|bigio FILE\n");
         return 2;
     }
     if (!strcmp(argv[1], "io") && argc == 3)
         return io(argv[2]);
+    if (!strcmp(argv[1], "bigio") && argc == 3)
+        return bigio(argv[2]);
     if (!strcmp(argv[1], "pipeline"))
         return pipeline();
     if (!strcmp(argv[1], "recursive"))
