@@ -87,10 +87,29 @@ static int lost_pages(ssize_t r, const void *buf, size_t n)
         r_; \
     })
 
+/* Whether [buf, buf + n) lies in one of this rank's own stacks, above its
+ * lowest page (start.c): homed here and never write-protected here, so the
+ * kernel may use it in place.  The common case (a buffer on the caller's
+ * stack), and libdsm's fatal messages, which are written from the SIGSEGV
+ * handler, where malloc must not be called. */
+static int own_stack(const void *buf, size_t n)
+{
+    if (!shim.stacks || !shim.stack_size)
+        return 0;
+    uintptr_t a = (uintptr_t)buf, lo = (uintptr_t)shim.stacks[shim.rank];
+    if (a < lo || a - lo >= shim.stack_slots * shim.stack_size)
+        return 0;
+    uintptr_t base = lo + (a - lo) / shim.stack_size * shim.stack_size;
+    size_t low = shim.stack_size > dsm__g.page_size ? dsm__g.page_size : 0;
+    return a >= base + low && n <= base + shim.stack_size - a;
+}
+
+/* Whether a transfer at [buf, buf + n) must not be left to the kernel. */
 static int shared(const void *buf, size_t n)
 {
     return shim.active && buf && n &&
-           (dsm__in_region(buf) || dsm__in_region((const char *)buf + n - 1));
+           (dsm__in_region(buf) || dsm__in_region((const char *)buf + n - 1)) &&
+           !own_stack(buf, n);
 }
 
 /* A private buffer for a transfer of n bytes into shared memory at buf, or
@@ -110,13 +129,14 @@ static void *bounce_out(const void *buf, size_t n)
     return tmp;
 }
 
-/* The end of a transfer through tmp: the r bytes it read go to buf (none
- * for a transfer out, buf NULL); errno survives. */
-static ssize_t bounce_done(void *buf, void *tmp, ssize_t r)
+/* The end of a transfer of up to n bytes through tmp: the r bytes it read
+ * go to buf (none for a transfer out, buf NULL; recv with MSG_TRUNC may say
+ * more than n); errno survives. */
+static ssize_t bounce_done(void *buf, void *tmp, ssize_t r, size_t n)
 {
     int e = errno;
     if (buf && r > 0)
-        memcpy(buf, tmp, (size_t)r);
+        memcpy(buf, tmp, (size_t)r < n ? (size_t)r : n);
     __libc_free(tmp);
     errno = e;
     return r;
@@ -139,7 +159,7 @@ SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
         return shim_fio_read(fd, buf, n, 0, 0);
     void *tmp = bounce_in(buf, n);
     if (tmp)
-        return bounce_done(buf, tmp, real_read(fd, tmp, n));
+        return bounce_done(buf, tmp, real_read(fd, tmp, n), n);
     return IO_RETRY(buf, n, 1, real_read(fd, buf, n));
 }
 
@@ -150,7 +170,7 @@ SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
         return shim_fio_read(fd, buf, n, off, 1);
     void *tmp = bounce_in(buf, n);
     if (tmp)
-        return bounce_done(buf, tmp, real_pread(fd, tmp, n, off));
+        return bounce_done(buf, tmp, real_pread(fd, tmp, n, off), n);
     return IO_RETRY(buf, n, 1, real_pread(fd, buf, n, off));
 }
 
@@ -161,7 +181,7 @@ SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
         return shim_fio_write(fd, buf, n, 0, 0);
     void *tmp = bounce_out(buf, n);
     if (tmp)
-        return bounce_done(NULL, tmp, real_write(fd, tmp, n));
+        return bounce_done(NULL, tmp, real_write(fd, tmp, n), n);
     return IO_RETRY(buf, n, 0, real_write(fd, buf, n));
 }
 
@@ -172,7 +192,7 @@ SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
         return shim_fio_write(fd, buf, n, off, 1);
     void *tmp = bounce_out(buf, n);
     if (tmp)
-        return bounce_done(NULL, tmp, real_pwrite(fd, tmp, n, off));
+        return bounce_done(NULL, tmp, real_pwrite(fd, tmp, n, off), n);
     return IO_RETRY(buf, n, 0, real_pwrite(fd, buf, n, off));
 }
 
@@ -186,34 +206,48 @@ static size_t iov_total(const struct iovec *iov, int cnt)
     return t;
 }
 
-static ssize_t remote_readv(int fd, const struct iovec *iov, int cnt)
+/* The k bytes read into tmp, spread over iov. */
+static void iov_scatter(const struct iovec *iov, int cnt, const unsigned char *tmp, ssize_t k)
 {
-    size_t t = iov_total(iov, cnt), pos = 0;
-    unsigned char *tmp = malloc(t ? t : 1);
-    if (!tmp)
-        dsm__fatal("out of private memory for a readv of %zu bytes", t);
-    ssize_t k = shim_fio_read(fd, tmp, t, 0, 0);
+    size_t pos = 0;
     for (int i = 0; k > 0 && i < cnt && pos < (size_t)k; i++) {
         size_t m = (size_t)k - pos < iov[i].iov_len ? (size_t)k - pos : iov[i].iov_len;
         memcpy(iov[i].iov_base, tmp + pos, m);
         pos += m;
     }
-    free(tmp);
+}
+
+/* iov's bytes, one after another, into tmp. */
+static void iov_gather(unsigned char *tmp, const struct iovec *iov, int cnt)
+{
+    size_t pos = 0;
+    for (int i = 0; i < cnt; i++) {
+        memcpy(tmp + pos, iov[i].iov_base, iov[i].iov_len);
+        pos += iov[i].iov_len;
+    }
+}
+
+static ssize_t remote_readv(int fd, const struct iovec *iov, int cnt)
+{
+    size_t t = iov_total(iov, cnt);
+    unsigned char *tmp = __libc_malloc(t ? t : 1);
+    if (!tmp)
+        dsm__fatal("out of private memory for a readv of %zu bytes", t);
+    ssize_t k = shim_fio_read(fd, tmp, t, 0, 0);
+    iov_scatter(iov, cnt, tmp, k);
+    __libc_free(tmp);
     return k;
 }
 
 static ssize_t remote_writev(int fd, const struct iovec *iov, int cnt)
 {
-    size_t t = iov_total(iov, cnt), pos = 0;
-    unsigned char *tmp = malloc(t ? t : 1);
+    size_t t = iov_total(iov, cnt);
+    unsigned char *tmp = __libc_malloc(t ? t : 1);
     if (!tmp)
         dsm__fatal("out of private memory for a writev of %zu bytes", t);
-    for (int i = 0; i < cnt; i++) {
-        memcpy(tmp + pos, iov[i].iov_base, iov[i].iov_len);
-        pos += iov[i].iov_len;
-    }
+    iov_gather(tmp, iov, cnt);
     ssize_t k = shim_fio_write(fd, tmp, t, 0, 0);
-    free(tmp);
+    __libc_free(tmp);
     return k;
 }
 
@@ -227,20 +261,16 @@ static ssize_t iov_call(ssize_t (*fn)(int, const struct iovec *, int), int fd,
     int tries = 0, any = 0;
     for (int i = 0; i < cnt; i++)
         any |= shared(iov[i].iov_base, iov[i].iov_len);
-    size_t t = iov_total(iov, cnt), pos = 0;
+    size_t t = iov_total(iov, cnt);
     unsigned char *tmp = any ? __libc_malloc(t ? t : 1) : NULL;
     if (tmp) {
         struct iovec one = { tmp, t };
         if (!incoming)
-            for (int i = 0; i < cnt; pos += iov[i].iov_len, i++)
-                memcpy(tmp + pos, iov[i].iov_base, iov[i].iov_len);
+            iov_gather(tmp, iov, cnt);
         r = fn(fd, &one, 1);
         int e = errno;
-        for (int i = 0; incoming && r > 0 && i < cnt && pos < (size_t)r; i++) {
-            size_t m = (size_t)r - pos < iov[i].iov_len ? (size_t)r - pos : iov[i].iov_len;
-            memcpy(iov[i].iov_base, tmp + pos, m);
-            pos += m;
-        }
+        if (incoming)
+            iov_scatter(iov, cnt, tmp, r);
         __libc_free(tmp);
         errno = e;
         return r;
@@ -274,7 +304,7 @@ SHIM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
     SHIM_REAL(recv);
     void *tmp = bounce_in(buf, n);
     if (tmp)
-        return bounce_done(buf, tmp, real_recv(fd, tmp, n, flags));
+        return bounce_done(buf, tmp, real_recv(fd, tmp, n, flags), n);
     return IO_RETRY(buf, n, 1, real_recv(fd, buf, n, flags));
 }
 
@@ -283,7 +313,7 @@ SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
     SHIM_REAL(send);
     void *tmp = bounce_out(buf, n);
     if (tmp)
-        return bounce_done(NULL, tmp, real_send(fd, tmp, n, flags));
+        return bounce_done(NULL, tmp, real_send(fd, tmp, n, flags), n);
     return IO_RETRY(buf, n, 0, real_send(fd, buf, n, flags));
 }
 
@@ -299,7 +329,7 @@ SHIM_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
     void *tmp = bounce_in(buf, size * n);
     if (tmp) {
         size_t got = real_fread(tmp, 1, size * n, f);
-        bounce_done(buf, tmp, (ssize_t)got);
+        bounce_done(buf, tmp, (ssize_t)got, size * n);
         return got == size * n ? n : got / size;
     }
     shim_io_prepare(buf, size * n, 1);
@@ -316,7 +346,7 @@ SHIM_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
     void *tmp = bounce_out(buf, size * n);
     if (tmp) {
         size_t put = real_fwrite(tmp, size, n, f);
-        bounce_done(NULL, tmp, 0);
+        bounce_done(NULL, tmp, 0, 0);
         return put;
     }
     shim_io_prepare(buf, size * n, 0);
