@@ -21,11 +21,14 @@
  * cdo's chain of operators under DSM_COMM=rma (operator threads read
  * topo.nc while the others' mutex releases write-protect pages) stopped
  * with "cdf_get_vara_float: Bad address" in 2 of 54 runs, and once in CI
- * wrote output that differed from libgomp's.  Only when the
- * private buffer cannot be had (out of memory) does the call go to the
- * kernel in place, with the pages made valid first (one read per page for
- * data going out, one atomic add of zero per page for data coming in) and
- * made again after EFAULT.  A stdio buffer that the
+ * wrote output that differed from libgomp's.
+ *
+ * The kernel still gets shared pages in two cases: a buffer on one of the
+ * rank's own stacks (never write-protected here), and a transfer for which
+ * the private buffer cannot be had (out of memory).  Then the pages are
+ * made valid first (one read per page for data going out, one atomic add
+ * of zero per page for data coming in) and the call is made again after
+ * EFAULT.  A stdio buffer that the
  * program gives setvbuf or setbuf in shared memory would be written out by
  * the C library's own write(2), which these wrappers do not see (`gm
  * convert` on 2 ranks failed with "writing to file ... [Bad address]"): the
