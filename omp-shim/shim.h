@@ -229,10 +229,6 @@ SHIM_HIDDEN int shim_program_sigill(int sig, siginfo_t *si, void *uc);
 extern void *__libc_malloc(size_t);
 extern void __libc_free(void *);
 
-/* ---- syscalls.c ---- */
-/* Make the DSM pages of [buf, buf + len) valid before the kernel moves data
- * into them (incoming) or out of them. */
-SHIM_HIDDEN void shim_io_prepare(const void *buf, size_t len, int incoming);
 
 /* A pointer from an object's dynamic section (DT_STRTAB, DT_SYMTAB, ...):
  * the loader relocates these in place on x86-64; elsewhere one may still

@@ -23,17 +23,16 @@
  * with "cdf_get_vara_float: Bad address" in 2 of 54 runs, and once in CI
  * wrote output that differed from libgomp's.
  *
- * The kernel still gets shared pages in two cases: a buffer on one of the
- * rank's own stacks (never write-protected here), and a transfer for which
- * the private buffer cannot be had (out of memory).  Then the pages are
- * made valid first (one read per page for data going out, one atomic add
- * of zero per page for data coming in) and the call is made again after
- * EFAULT.  A stdio buffer that the
- * program gives setvbuf or setbuf in shared memory would be written out by
- * the C library's own write(2), which these wrappers do not see (`gm
- * convert` on 2 ranks failed with "writing to file ... [Bad address]"): the
- * stream gets a buffer of the C library's instead, of the same size and
- * mode.  Other system calls that write into shared memory (stat into a
+ * The kernel still gets the rank's own stacks in place: they are homed
+ * here and never write-protected here.  Without private memory for a
+ * transfer the job stops with a message; there is no in-place way that
+ * another thread cannot cut short.
+ *
+ * A stdio buffer that the program gives setvbuf or setbuf in shared memory
+ * would be written out by the C library's own write(2), which these
+ * wrappers do not see (`gm convert` on 2 ranks failed with "writing to
+ * file ... [Bad address]"): the stream gets a buffer of the C library's
+ * instead, of the same size and mode.  Other system calls that write into shared memory (stat into a
  * global struct, say) are not covered; see ompshim(7).  On a rank other
  * than 0, the program's read and write on a descriptor or stream that
  * rank 0 opened go to rank 0 (fds.c, fileio.c).
@@ -50,45 +49,6 @@
 #include <unistd.h>
 
 #include "shim.h"
-
-void shim_io_prepare(const void *buf, size_t len, int incoming)
-{
-    if (!shim.active || len == 0 || !buf)
-        return;
-    const unsigned char *p = buf, *end = p + len;
-    if (!dsm__in_region(p) && !dsm__in_region(end - 1))
-        return;
-    size_t os = dsm__g.os_page;
-    for (const unsigned char *q = p; q < end; q = (const unsigned char *)
-             (((uintptr_t)q + os) & ~(uintptr_t)(os - 1))) {
-        if (!dsm__in_region(q))
-            continue;
-        if (incoming)
-            __atomic_fetch_add((unsigned char *)q, 0, __ATOMIC_RELAXED);
-        else
-            (void)*(const volatile unsigned char *)q;
-    }
-}
-
-/* The in-place fallback: made again while it fails with EFAULT on a buffer
- * in shared memory, having moved nothing (pages taken away between
- * shim_io_prepare and the call). */
-static int lost_pages(ssize_t r, const void *buf, size_t n)
-{
-    return r < 0 && errno == EFAULT && shim.active && n &&
-           (dsm__in_region(buf) || dsm__in_region((const char *)buf + n - 1));
-}
-
-#define IO_RETRY(buf, n, incoming, call) \
-    ({ \
-        ssize_t r_; \
-        int tries_ = 0; \
-        do { \
-            shim_io_prepare(buf, n, incoming); \
-            r_ = (call); \
-        } while (lost_pages(r_, buf, n) && ++tries_ < 1000); \
-        r_; \
-    })
 
 /* Whether [buf, buf + n) lies in one of this rank's own stacks, above its
  * lowest page (start.c): homed here and never write-protected here, so the
@@ -115,20 +75,23 @@ static int shared(const void *buf, size_t n)
            !own_stack(buf, n);
 }
 
-/* A private buffer for a transfer of n bytes into shared memory at buf, or
- * NULL: buf is private (the call goes straight to it), or there is no
- * memory for one (in place, IO_RETRY). */
-static void *bounce_in(const void *buf, size_t n)
+/* Private memory for a transfer of n bytes (what: the call, for the
+ * message). */
+static void *private_buf(size_t n, const char *what)
 {
-    return shared(buf, n) ? __libc_malloc(n) : NULL;
+    void *tmp = __libc_malloc(n ? n : 1);
+    if (!tmp)
+        dsm__fatal("out of private memory for a %s of %zu bytes to or from shared memory, "
+                   "which goes through a private buffer of its size; transfer less at "
+                   "a time", what, n);
+    return tmp;
 }
 
 /* The same for n bytes going out of shared memory at buf: copied in. */
-static void *bounce_out(const void *buf, size_t n)
+static void *private_copy(const void *buf, size_t n, const char *what)
 {
-    void *tmp = shared(buf, n) ? __libc_malloc(n) : NULL;
-    if (tmp)
-        memcpy(tmp, buf, n);
+    void *tmp = private_buf(n, what);
+    memcpy(tmp, buf, n);
     return tmp;
 }
 
@@ -160,10 +123,10 @@ SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
     SHIM_REAL(read);
     if (REMOTE_FD(fd))
         return shim_fio_read(fd, buf, n, 0, 0);
-    void *tmp = bounce_in(buf, n);
-    if (tmp)
-        return bounce_done(buf, tmp, real_read(fd, tmp, n), n);
-    return IO_RETRY(buf, n, 1, real_read(fd, buf, n));
+    if (!shared(buf, n))
+        return real_read(fd, buf, n);
+    void *tmp = private_buf(n, "read");
+    return bounce_done(buf, tmp, real_read(fd, tmp, n), n);
 }
 
 SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
@@ -171,10 +134,10 @@ SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
     SHIM_REAL(pread);
     if (REMOTE_FD(fd))
         return shim_fio_read(fd, buf, n, off, 1);
-    void *tmp = bounce_in(buf, n);
-    if (tmp)
-        return bounce_done(buf, tmp, real_pread(fd, tmp, n, off), n);
-    return IO_RETRY(buf, n, 1, real_pread(fd, buf, n, off));
+    if (!shared(buf, n))
+        return real_pread(fd, buf, n, off);
+    void *tmp = private_buf(n, "pread");
+    return bounce_done(buf, tmp, real_pread(fd, tmp, n, off), n);
 }
 
 SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
@@ -182,10 +145,10 @@ SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
     SHIM_REAL(write);
     if (REMOTE_FD(fd))
         return shim_fio_write(fd, buf, n, 0, 0);
-    void *tmp = bounce_out(buf, n);
-    if (tmp)
-        return bounce_done(NULL, tmp, real_write(fd, tmp, n), n);
-    return IO_RETRY(buf, n, 0, real_write(fd, buf, n));
+    if (!shared(buf, n))
+        return real_write(fd, buf, n);
+    void *tmp = private_copy(buf, n, "write");
+    return bounce_done(NULL, tmp, real_write(fd, tmp, n), n);
 }
 
 SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
@@ -193,10 +156,10 @@ SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
     SHIM_REAL(pwrite);
     if (REMOTE_FD(fd))
         return shim_fio_write(fd, buf, n, off, 1);
-    void *tmp = bounce_out(buf, n);
-    if (tmp)
-        return bounce_done(NULL, tmp, real_pwrite(fd, tmp, n, off), n);
-    return IO_RETRY(buf, n, 0, real_pwrite(fd, buf, n, off));
+    if (!shared(buf, n))
+        return real_pwrite(fd, buf, n, off);
+    void *tmp = private_copy(buf, n, "pwrite");
+    return bounce_done(NULL, tmp, real_pwrite(fd, tmp, n, off), n);
 }
 
 /* readv and writev on rank 0's descriptor: one read (write) of the total,
@@ -233,9 +196,7 @@ static void iov_gather(unsigned char *tmp, const struct iovec *iov, int cnt)
 static ssize_t remote_readv(int fd, const struct iovec *iov, int cnt)
 {
     size_t t = iov_total(iov, cnt);
-    unsigned char *tmp = __libc_malloc(t ? t : 1);
-    if (!tmp)
-        dsm__fatal("out of private memory for a readv of %zu bytes", t);
+    unsigned char *tmp = private_buf(t, "readv");
     ssize_t k = shim_fio_read(fd, tmp, t, 0, 0);
     iov_scatter(iov, cnt, tmp, k);
     __libc_free(tmp);
@@ -245,9 +206,7 @@ static ssize_t remote_readv(int fd, const struct iovec *iov, int cnt)
 static ssize_t remote_writev(int fd, const struct iovec *iov, int cnt)
 {
     size_t t = iov_total(iov, cnt);
-    unsigned char *tmp = __libc_malloc(t ? t : 1);
-    if (!tmp)
-        dsm__fatal("out of private memory for a writev of %zu bytes", t);
+    unsigned char *tmp = private_buf(t, "writev");
     iov_gather(tmp, iov, cnt);
     ssize_t k = shim_fio_write(fd, tmp, t, 0, 0);
     __libc_free(tmp);
@@ -255,34 +214,26 @@ static ssize_t remote_writev(int fd, const struct iovec *iov, int cnt)
 }
 
 /* readv or writev here: through one private buffer when any part is in
- * shared memory (as read and write), else (or without memory for it) in
- * place, made again after EFAULT as IO_RETRY does. */
+ * shared memory (as read and write), else in place. */
 static ssize_t iov_call(ssize_t (*fn)(int, const struct iovec *, int), int fd,
                         const struct iovec *iov, int cnt, int incoming)
 {
-    ssize_t r;
-    int tries = 0, any = 0;
+    int any = 0;
     for (int i = 0; i < cnt; i++)
         any |= shared(iov[i].iov_base, iov[i].iov_len);
+    if (!any)
+        return fn(fd, iov, cnt);
     size_t t = iov_total(iov, cnt);
-    unsigned char *tmp = any ? __libc_malloc(t ? t : 1) : NULL;
-    if (tmp) {
-        struct iovec one = { tmp, t };
-        if (!incoming)
-            iov_gather(tmp, iov, cnt);
-        r = fn(fd, &one, 1);
-        int e = errno;
-        if (incoming)
-            iov_scatter(iov, cnt, tmp, r);
-        __libc_free(tmp);
-        errno = e;
-        return r;
-    }
-    do {
-        for (int i = 0; i < cnt; i++)
-            shim_io_prepare(iov[i].iov_base, iov[i].iov_len, incoming);
-        r = fn(fd, iov, cnt);
-    } while (r < 0 && errno == EFAULT && shim.active && ++tries < 1000);
+    unsigned char *tmp = private_buf(t, incoming ? "readv" : "writev");
+    struct iovec one = { tmp, t };
+    if (!incoming)
+        iov_gather(tmp, iov, cnt);
+    ssize_t r = fn(fd, &one, 1);
+    int e = errno;
+    if (incoming)
+        iov_scatter(iov, cnt, tmp, r);
+    __libc_free(tmp);
+    errno = e;
     return r;
 }
 
@@ -305,19 +256,19 @@ SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 SHIM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     SHIM_REAL(recv);
-    void *tmp = bounce_in(buf, n);
-    if (tmp)
-        return bounce_done(buf, tmp, real_recv(fd, tmp, n, flags), n);
-    return IO_RETRY(buf, n, 1, real_recv(fd, buf, n, flags));
+    if (!shared(buf, n))
+        return real_recv(fd, buf, n, flags);
+    void *tmp = private_buf(n, "recv");
+    return bounce_done(buf, tmp, real_recv(fd, tmp, n, flags), n);
 }
 
 SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     SHIM_REAL(send);
-    void *tmp = bounce_out(buf, n);
-    if (tmp)
-        return bounce_done(NULL, tmp, real_send(fd, tmp, n, flags), n);
-    return IO_RETRY(buf, n, 0, real_send(fd, buf, n, flags));
+    if (!shared(buf, n))
+        return real_send(fd, buf, n, flags);
+    void *tmp = private_copy(buf, n, "send");
+    return bounce_done(NULL, tmp, real_send(fd, tmp, n, flags), n);
 }
 
 SHIM_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
@@ -325,18 +276,14 @@ SHIM_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
     SHIM_REAL(fread);
     if (REMOTE_STREAM(f))
         return shim_stream_fread(buf, size, n, f);
-    if (!size || n > (size_t)-1 / size)
+    if (!size || n > (size_t)-1 / size || !shared(buf, size * n))
         return real_fread(buf, size, n, f);
     /* The C library's fread moves size * n bytes and returns how many
      * whole elements that was: so does this, through a private buffer. */
-    void *tmp = bounce_in(buf, size * n);
-    if (tmp) {
-        size_t got = real_fread(tmp, 1, size * n, f);
-        bounce_done(buf, tmp, (ssize_t)got, size * n);
-        return got == size * n ? n : got / size;
-    }
-    shim_io_prepare(buf, size * n, 1);
-    return real_fread(buf, size, n, f);
+    void *tmp = private_buf(size * n, "fread");
+    size_t got = real_fread(tmp, 1, size * n, f);
+    bounce_done(buf, tmp, (ssize_t)got, size * n);
+    return got == size * n ? n : got / size;
 }
 
 SHIM_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
@@ -344,16 +291,12 @@ SHIM_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
     SHIM_REAL(fwrite);
     if (REMOTE_STREAM(f))
         return shim_stream_fwrite(buf, size, n, f);
-    if (!size || n > (size_t)-1 / size)
+    if (!size || n > (size_t)-1 / size || !shared(buf, size * n))
         return real_fwrite(buf, size, n, f);
-    void *tmp = bounce_out(buf, size * n);
-    if (tmp) {
-        size_t put = real_fwrite(tmp, size, n, f);
-        bounce_done(NULL, tmp, 0, 0);
-        return put;
-    }
-    shim_io_prepare(buf, size * n, 0);
-    return real_fwrite(buf, size, n, f);
+    void *tmp = private_copy(buf, size * n, "fwrite");
+    size_t put = real_fwrite(tmp, size, n, f);
+    bounce_done(NULL, tmp, 0, 0);
+    return put;
 }
 
 SHIM_EXPORT int setvbuf(FILE *f, char *buf, int mode, size_t size)

@@ -7,6 +7,10 @@
  * in shared memory (setvbuf, as GraphicsMagick does): the stream holds a
  * line in it while another rank writes the same page, which takes the page
  * from rank 0; the C library's own write(2) at fclose must still work.
+ *
+ *   io PREFIX         all of that, with PREFIX.data as the file
+ *   io PREFIX huge    a read(2) of 2^50 bytes into a heap buffer, for which
+ *                     no private buffer can be had: the job must stop
  */
 #include <fcntl.h>
 #include <omp.h>
@@ -56,6 +60,12 @@ int main(int argc, char **argv)
     char path[256];
     int bad = 0;
     snprintf(path, sizeof path, "%s.data", argc > 1 ? argv[1] : "io");
+    if (argc > 2 && !strcmp(argv[2], "huge")) {
+        char *b = malloc(4096);
+        ssize_t r = b ? read(0, b, (size_t)1 << 50) : -1;
+        printf("io: huge read returned %zd\n", r);
+        return 1;
+    }
     unsigned char *out = malloc(N), *in = malloc(N);
     /* Every thread fills a part of out: the pages end up everywhere. */
 #pragma omp parallel for schedule(static, 4096)
