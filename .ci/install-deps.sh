@@ -2,7 +2,7 @@
 # install-deps.sh - install the Debian 12 packages libdsm needs to build,
 # test and benchmark.  Runs apt-get as root, or through sudo.
 set -e
-pkgs="build-essential autoconf automake libtool pkg-config mpich libmpich-dev libsigsegv-dev libcmocka-dev zlib1g-dev libcapstone-dev iproute2"
+pkgs="build-essential gfortran autoconf automake libtool pkg-config mpich libmpich-dev libsigsegv-dev libcmocka-dev zlib1g-dev libcapstone-dev iproute2"
 # make check-model (spin), make fuzz (clang with libFuzzer)
 pkgs="$pkgs spin clang libclang-rt-14-dev"
 # tests/foreign: OpenMP programs nobody here wrote, and cjpeg for their input
