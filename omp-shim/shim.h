@@ -369,6 +369,13 @@ SHIM_HIDDEN void shim_program_threads(void);
 
 /* ---- locks.c ---- */
 SHIM_HIDDEN int shim_new_lock_id(void);
+/* Fortran's 8-byte nest lock (INTEGER(omp_nest_lock_kind)), for fortran.c:
+ * the C nest lock's logic in a layout of its own. */
+SHIM_HIDDEN void shim_fnest_init(void *lock);
+SHIM_HIDDEN void shim_fnest_destroy(void *lock);
+SHIM_HIDDEN void shim_fnest_set(void *lock);
+SHIM_HIDDEN void shim_fnest_unset(void *lock);
+SHIM_HIDDEN int shim_fnest_test(void *lock);
 
 /* ---- races.c ---- */
 SHIM_HIDDEN void shim_symbols_init(void);
