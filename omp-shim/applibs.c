@@ -30,8 +30,10 @@
  * the call, like any code running in the caller's thread (blas.c gives it
  * one thread a rank).
  *
- * Threads: shim_applibs_scan runs once, on the main thread at start-up,
- * before shim.active is set; shim_applibs_add on the main thread of every
+ * Threads: shim_applibs_scan runs on the main thread, twice: before the
+ * executable's constructors (whose allocations go to the pre-main arena,
+ * premain_heap.c, by the same test) and at start-up, before shim.active is
+ * set; shim_applibs_add on the main thread of every
  * rank in a dlopen (an entry is written before the count that shows it);
  * shim_code_in_prog_lib on any thread.
  */

@@ -8,6 +8,10 @@
  * memory in the DSM region, so that every rank sees what the program
  * allocates; a call from the runtime (the C library, MPI, the shim) gets the
  * C library's private heap.  free and realloc decide by the address.
+ * Before main, while the executable's constructors run, the program's calls
+ * get blocks of the pre-main arena instead (premain_heap.c), which start-up
+ * shares too; such a block is never given to the C library's free or
+ * realloc, before or after start-up.
  *
  * Each rank has its own arena in the region, homed on it (and migrating to
  * the first node that alone writes a page, like the globals), so a thread
@@ -139,8 +143,11 @@ static struct hdr *hdr_of(void *p)
 void *shim_dsm_malloc(size_t size, size_t align)
 {
     void *user = NULL;
-    if (!H.ready || !shim.active)
+    if (!H.ready || !shim.active) {
+        if (__atomic_load_n(&shim_premain_open, __ATOMIC_RELAXED))
+            return shim_premain_alloc(size, align);
         return align > 16 ? __libc_memalign(align, size) : __libc_malloc(size);
+    }
     if (align < 16)
         align = 16;
     if (align & (align - 1))
@@ -183,7 +190,10 @@ void shim_dsm_free(void *p)
     if (!p)
         return;
     if (!shim_in_heap(p)) {
-        __libc_free(p);
+        if (shim_premain_contains(p))
+            shim_premain_free(p);
+        else
+            __libc_free(p);
         return;
     }
     if (!shim.active)
@@ -216,7 +226,7 @@ void shim_dsm_free(void *p)
 
 static inline int from_program(const void *ret)
 {
-    return shim_code_is_program(ret);
+    return shim_alloc_is_program(ret);
 }
 
 SHIM_EXPORT void *malloc(size_t size)
@@ -250,8 +260,27 @@ void *shim_realloc_as(void *p, size_t size, int program)
 {
     if (!p)
         return program ? shim_dsm_malloc(size, 16) : __libc_malloc(size);
-    if (!shim_in_heap(p))
-        return __libc_realloc(p, size);
+    if (!shim_in_heap(p)) {
+        if (!shim_premain_contains(p))
+            return __libc_realloc(p, size);
+        /* A block from before main: in place if it is the arena's last
+         * while the phase lasts; else into a new block of the program's
+         * heap (the arena's while the phase lasts, the shared one after
+         * start-up, the C library's after the end), whoever calls: the
+         * block was shared. */
+        size_t old = shim_premain_size(p);
+        if (size <= old && size)
+            return p;
+        void *q = shim_premain_resize(p, size);
+        if (q)
+            return q;
+        q = shim_dsm_malloc(size, 16);
+        if (!q)
+            return NULL;
+        memcpy(q, p, old < size ? old : size);
+        shim_premain_free(p);
+        return q;
+    }
     struct hdr *h = hdr_of(p);
     size_t old = h->size;
     if (!shim.active) {
@@ -334,6 +363,8 @@ SHIM_EXPORT size_t malloc_usable_size(void *p)
         return 0;
     if (shim_in_heap(p))
         return hdr_of(p)->size;
+    if (shim_premain_contains(p))
+        return shim_premain_size(p);
     /* glibc exports its own under this name only; ask it through dlsym. */
     SHIM_REAL(malloc_usable_size);
     return real_malloc_usable_size(p);

@@ -10,8 +10,9 @@
  * the shim's malloc (heap.c) does not see, so a string the program gets from
  * strdup would be private to the rank that made it.  Called from the
  * program's code (applibs.c), these allocate in the shared heap, as the
- * program's own malloc would; called from anywhere else, or before start-up,
- * they behave as the C library's.
+ * program's own malloc would (before main, from the executable's
+ * constructors: in the pre-main arena, premain_heap.c); called from
+ * anywhere else, or during start-up, they behave as the C library's.
  *
  * Threads: any.
  */
@@ -48,12 +49,12 @@ static char *dup_as(const char *s, size_t n, int program)
 
 SHIM_EXPORT char *strdup(const char *s)
 {
-    return dup_as(s, strlen(s), shim_code_is_program(__builtin_return_address(0)));
+    return dup_as(s, strlen(s), shim_alloc_is_program(__builtin_return_address(0)));
 }
 
 SHIM_EXPORT char *strndup(const char *s, size_t n)
 {
-    return dup_as(s, strnlen(s, n), shim_code_is_program(__builtin_return_address(0)));
+    return dup_as(s, strnlen(s, n), shim_alloc_is_program(__builtin_return_address(0)));
 }
 
 /* ---- asprintf ---- */
@@ -85,14 +86,14 @@ static int vasprintf_as(char **out, const char *fmt, va_list ap, int program)
 
 SHIM_EXPORT int vasprintf(char **out, const char *fmt, va_list ap)
 {
-    return vasprintf_as(out, fmt, ap, shim_code_is_program(__builtin_return_address(0)));
+    return vasprintf_as(out, fmt, ap, shim_alloc_is_program(__builtin_return_address(0)));
 }
 
 SHIM_EXPORT int asprintf(char **out, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vasprintf_as(out, fmt, ap, shim_code_is_program(__builtin_return_address(0)));
+    int n = vasprintf_as(out, fmt, ap, shim_alloc_is_program(__builtin_return_address(0)));
     va_end(ap);
     return n;
 }
@@ -102,7 +103,7 @@ SHIM_EXPORT int asprintf(char **out, const char *fmt, ...)
 SHIM_EXPORT int __vasprintf_chk(char **out, int flag, const char *fmt, va_list ap)
 {
     (void)flag;
-    return vasprintf_as(out, fmt, ap, shim_code_is_program(__builtin_return_address(0)));
+    return vasprintf_as(out, fmt, ap, shim_alloc_is_program(__builtin_return_address(0)));
 }
 
 SHIM_EXPORT int __asprintf_chk(char **out, int flag, const char *fmt, ...)
@@ -110,7 +111,7 @@ SHIM_EXPORT int __asprintf_chk(char **out, int flag, const char *fmt, ...)
     va_list ap;
     (void)flag;
     va_start(ap, fmt);
-    int n = vasprintf_as(out, fmt, ap, shim_code_is_program(__builtin_return_address(0)));
+    int n = vasprintf_as(out, fmt, ap, shim_alloc_is_program(__builtin_return_address(0)));
     va_end(ap);
     return n;
 }
@@ -169,7 +170,7 @@ static ssize_t getdelim_shared(char **line, size_t *cap, int delim, FILE *f)
 
 SHIM_EXPORT ssize_t getdelim(char **line, size_t *cap, int delim, FILE *f)
 {
-    if (shim_code_is_program(__builtin_return_address(0)))
+    if (shim_alloc_is_program(__builtin_return_address(0)))
         return getdelim_shared(line, cap, delim, f);
     SHIM_REAL_AS(getdelim, "__getdelim");
     return real_getdelim(line, cap, delim, f);
@@ -178,7 +179,7 @@ SHIM_EXPORT ssize_t getdelim(char **line, size_t *cap, int delim, FILE *f)
 /* What glibc's <stdio.h> makes of getline when optimising. */
 SHIM_EXPORT ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *f)
 {
-    if (shim_code_is_program(__builtin_return_address(0)))
+    if (shim_alloc_is_program(__builtin_return_address(0)))
         return getdelim_shared(line, cap, delim, f);
     SHIM_REAL_AS(getdelim, "__getdelim");
     return real_getdelim(line, cap, delim, f);
@@ -186,7 +187,7 @@ SHIM_EXPORT ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *f)
 
 SHIM_EXPORT ssize_t getline(char **line, size_t *cap, FILE *f)
 {
-    if (shim_code_is_program(__builtin_return_address(0)))
+    if (shim_alloc_is_program(__builtin_return_address(0)))
         return getdelim_shared(line, cap, '\n', f);
     SHIM_REAL_AS(getdelim, "__getdelim");
     return real_getdelim(line, cap, '\n', f);
@@ -203,7 +204,7 @@ SHIM_EXPORT char *realpath(const char *path, char *resolved)
 {
     SHIM_REAL(realpath);
     char *(*fn)(const char *, char *) = real_realpath;
-    int program = shim_code_is_program(__builtin_return_address(0));
+    int program = shim_alloc_is_program(__builtin_return_address(0));
     if (resolved ? !dsm__in_region(resolved) : !program)
         return fn(path, resolved);
     char buf[PATH_MAX];
@@ -220,7 +221,7 @@ SHIM_EXPORT char *getcwd(char *buf, size_t size)
 {
     SHIM_REAL(getcwd);
     char *(*fn)(char *, size_t) = real_getcwd;
-    int program = shim_code_is_program(__builtin_return_address(0));
+    int program = shim_alloc_is_program(__builtin_return_address(0));
     if (buf ? !dsm__in_region(buf) : !program)
         return fn(buf, size);
     char tmp[PATH_MAX];

@@ -150,6 +150,42 @@ static inline int shim_code_is_program(const void *ret)
         return 1;
     return shim_dl_busy && shim_dl_loading && shim_dlopen_owns(a);
 }
+/* ---- premain_heap.c: what the program allocates before main ---- */
+/* Set from __libc_start_main until the C library calls main: the
+ * executable's constructors run. */
+extern int shim_premain_open SHIM_HIDDEN;
+SHIM_HIDDEN void shim_premain_begin(void);
+SHIM_HIDDEN void shim_premain_end(void);
+/* A block of size bytes at align (a power of two) from the pre-main arena;
+ * fatal when it is full. */
+SHIM_HIDDEN void *shim_premain_alloc(size_t size, size_t align);
+/* p is in a block of the arena (before and after start-up). */
+SHIM_HIDDEN int shim_premain_contains(const void *p);
+SHIM_HIDDEN size_t shim_premain_size(const void *p);
+SHIM_HIDDEN void shim_premain_free(void *p);
+/* The last block, resized in place while the phase is open; else NULL. */
+SHIM_HIDDEN void *shim_premain_resize(void *p, size_t size);
+/* Collective, at start-up: check that every rank allocated alike; the
+ * bytes of segment pages the arena needs (0: none).  Then, after
+ * dsm__segments_attach set them aside, put it under the DSM. */
+SHIM_HIDDEN size_t shim_premain_check(void);
+SHIM_HIDDEN void shim_premain_attach(void);
+/* An allocation by the caller whose return address is ret goes to the
+ * program's heap: the shared one after start-up (shim_code_is_program),
+ * the pre-main arena while the executable's constructors run (the same
+ * text ranges, found before them: start.c). */
+static inline int shim_alloc_is_program(const void *ret)
+{
+    if (shim_code_is_program(ret))
+        return 1;
+    /* Relaxed: the text ranges were written before the flag by the thread
+     * that runs the constructors, and a thread they start was created
+     * after it (pthread_create orders that). */
+    if (__builtin_expect(!__atomic_load_n(&shim_premain_open, __ATOMIC_RELAXED), 1))
+        return 0;
+    uintptr_t a = (uintptr_t)ret;
+    return (a >= shim.text_lo && a < shim.text_hi) || shim_code_in_prog_lib(a);
+}
 /* Run fn(arg) on the stack whose top is top (stack.c). */
 SHIM_HIDDEN void shim_call_on_stack(void (*fn)(void *), void *arg, void *top);
 SHIM_HIDDEN void *shim_stack_top(int rank, int local);

@@ -5,11 +5,14 @@
  * main whether it is linked in (dsmcc) or preloaded (dsmrun on a binary
  * built with plain gcc -fopenmp).  Start-up, on every rank:
  *   1. re-execute once with address randomisation off, so that code and
- *      data sit at the same addresses on every rank;
+ *      data sit at the same addresses on every rank; find the program's
+ *      code and open the pre-main arena, where the executable's
+ *      constructors allocate (premain_heap.c);
  *   2. dsm_init (MPI), then check that the addresses do match;
  *   3. bring the executable's .data and .bss, and those of the libraries it
  *      needs (applibs.c), under the DSM (homed at rank 0, moving to the
- *      first node that alone writes a page);
+ *      first node that alone writes a page), and the used part of the
+ *      pre-main arena with rank 0's contents;
  *   4. allocate the control block, the work-share counters, one stack per
  *      OpenMP thread (homed where the thread runs) and the heap arenas; find
  *      the libraries whose code counts as the program's (applibs.c); take
@@ -215,8 +218,11 @@ static void attach_globals(const struct exe_info *e)
             n++;
         }
     }
-    /* Spare pages for the libraries the program loads later (dlopen.c). */
-    dsm__segments_attach(spec, n, 0, share_libs ? SHIM_DLOPEN_DATA_SPARE : 0);
+    /* Spare pages for the pre-main arena (added next, with rank 0's
+     * contents only) and the libraries the program loads later (dlopen.c). */
+    size_t premain = shim_premain_check();
+    dsm__segments_attach(spec, n, 0, (share_libs ? SHIM_DLOPEN_DATA_SPARE : 0) + premain);
+    shim_premain_attach();
     for (size_t i = 0; i < n; i++)
         dsm__set_migrate(spec[i].addr, spec[i].len);
 }
@@ -295,14 +301,22 @@ static int needs_exec_stack(void)
     return need;
 }
 
+/* The program's code, for heap.c's test of a caller: the executable's text
+ * and that of the libraries it needs (applibs.c).  Found before the
+ * executable's constructors run (for the pre-main arena) and again here. */
+static void find_program_code(struct exe_info *e)
+{
+    memset(e, 0, sizeof *e);
+    dl_iterate_phdr(phdr_cb, e);
+    shim.text_lo = e->text_lo;
+    shim.text_hi = e->text_hi;
+    shim_applibs_scan();
+}
+
 static void setup(char **argv)
 {
     struct exe_info e;
-    memset(&e, 0, sizeof e);
-    dl_iterate_phdr(phdr_cb, &e);
-    shim.text_lo = e.text_lo;
-    shim.text_hi = e.text_hi;
-    shim_applibs_scan();
+    find_program_code(&e);
 
     shim.rank = dsm__g.rank;
     shim.nodes = dsm__g.nodes;
@@ -445,6 +459,7 @@ static void move_stack_end(void *top)
 
 static int shim_main(int argc, char **argv, char **envp)
 {
+    shim_premain_end();         /* the executable's constructors are done */
     if (!getenv("DSM_HEAP_SIZE"))
         setenv("DSM_HEAP_SIZE", "8G", 1);
     drop_preload();
@@ -488,6 +503,9 @@ SHIM_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
     if (!wanted())
         return real(main, argc, argv, init, fini, rtld_fini, stack_end);
     maybe_reexec(argv);
+    struct exe_info e;
+    find_program_code(&e);
+    shim_premain_begin();
     return real(shim_main, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
