@@ -405,11 +405,9 @@ static const char *resolve(const char *file, const void *caller, char *buf, size
 static void *replayed[256];
 static int nreplayed;
 
-static void *shim_dlopen(const char *file, int mode)
+/* file: resolved as the caller's loader would. */
+static void *program_dlopen(const char *file, int mode)
 {
-    char path[PATH_MAX];
-    if (file)
-        file = resolve(file, __builtin_return_address(0), path, sizeof path);
     static struct collect c;
     static struct shim_extents free_parts;
     static int warned;
@@ -456,6 +454,19 @@ static void *shim_dlopen(const char *file, int mode)
     if (nreplayed < (int)(sizeof replayed / sizeof replayed[0]))
         replayed[nreplayed++] = h;
     pthread_mutex_unlock(&mu);
+    return h;
+}
+
+static void *shim_dlopen(const char *file, int mode)
+{
+    char path[PATH_MAX];
+    if (file)
+        file = resolve(file, __builtin_return_address(0), path, sizeof path);
+    void *h = program_dlopen(file, mode);
+    /* The library's imports of the OpenMP ABI bind to the shim, or the job
+     * stops (imports.c). */
+    if (h && shim.active)
+        shim_imports_check();
     return h;
 }
 

@@ -416,4 +416,10 @@ SHIM_HIDDEN int shim_fnest_test(void *lock);
 /* ---- races.c ---- */
 SHIM_HIDDEN void shim_symbols_init(void);
 
+/* ---- imports.c ---- */
+/* Every GOMP_*, omp_*, GOACC_* and acc_* name a loaded object imports (but
+ * libgomp) binds to libompshim, or the job stops naming it; objects read
+ * before are skipped. */
+SHIM_HIDDEN void shim_imports_check(void);
+
 #endif /* OMPSHIM_SHIM_H */

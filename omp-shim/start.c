@@ -331,6 +331,10 @@ static void setup(char **argv)
     check_same("libompshim", (uintptr_t)&shim);
     check_same("the main function", (uintptr_t)program_main);
     (void)argv;
+    /* No name of the OpenMP ABI falls through to libgomp (one line: rank
+     * 0's; its fatal error ends the others too). */
+    if (shim.rank == 0)
+        shim_imports_check();
 
     attach_globals(&e);
 
@@ -420,6 +424,11 @@ static void call_main(void *arg)
 static void on_rank0_exit(int status, void *arg)
 {
     (void)arg;
+    /* A fatal error's MPI_Abort: on a job of one rank MPICH ends it with
+     * exit(), holding its lock, and finishing would wait for the
+     * communication thread, which waits for that lock. */
+    if (__atomic_load_n(&dsm__dying, __ATOMIC_SEQ_CST))
+        return;
     shim_finish(status);
 }
 
