@@ -304,14 +304,21 @@ SHIM_EXPORT void GOMP_taskgroup_end(void) {}
 SHIM_EXPORT void GOMP_taskwait_depend(void **depend) { (void)depend; }
 
 /* taskloop: one task covering every iteration; GCC's task data begins
- * with the bounds the task is to run. */
+ * with the bounds the task is to run.  With a reduction clause the task
+ * data points at the reduction's descriptor, which libgomp registers
+ * (GOMP_taskgroup_reduction_register's work, unsupported here) before the
+ * tasks look their private copies up: without it they follow a null
+ * pointer, so stop instead. */
+#define SHIM_TASK_FLAG_REDUCTION (1u << 12)     /* libgomp's GOMP_TASK_FLAG_REDUCTION */
+
 SHIM_EXPORT void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
                                long arg_size, long arg_align, unsigned flags,
                                unsigned long num_tasks, int priority, long start, long end,
                                long step)
 {
     long b[2] = { start, end };
-    (void)flags;
+    if (flags & SHIM_TASK_FLAG_REDUCTION)
+        shim_unsupported("a taskloop with reduction (GOMP_taskloop with a reduction clause)");
     (void)num_tasks;
     (void)priority;
     (void)step;
@@ -327,7 +334,9 @@ SHIM_EXPORT void GOMP_taskloop_ull(void (*fn)(void *), void *data,
                                    unsigned long long end, unsigned long long step)
 {
     long b[2];
-    (void)flags;
+    if (flags & SHIM_TASK_FLAG_REDUCTION)
+        shim_unsupported("a taskloop with reduction (GOMP_taskloop_ull with a reduction "
+                         "clause)");
     (void)num_tasks;
     (void)priority;
     (void)step;
