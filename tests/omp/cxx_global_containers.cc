@@ -5,8 +5,12 @@
  * constructors: a std::vector<double> initialised by a function, a
  * std::map<int, std::string> from an initialiser list, a std::vector<int>
  * of primes filled by the constructor of another global object, a
- * std::vector<std::vector<int>> (one heap block per row).  The team reads
- * them all (a reduction over the vector, lookups in the map, the rows
+ * std::vector<std::vector<int>> (one heap block per row).  main changes
+ * them before the first region (every rank ran the constructors, rank 0
+ * alone runs main: a rank that read its own copy would see the old
+ * values): every element of the vector, a string of the map, a row, and
+ * the primes moved to a larger block (the one made before main freed).
+ * The team reads them all (a reduction over the vector, lookups in the map, the rows
  * summed by a dynamic loop).  Then containers changed by the team: a
  * global vector that every thread appends to under a critical section (it
  * reallocates while other ranks append), a global map that every thread
@@ -85,6 +89,13 @@ int main()
              "primes from a static constructor: %zu, last %d", g_primes.size(),
              g_primes.empty() ? -1 : g_primes.back());
 
+    for (double &x : g_vec)
+        x += 1;
+    g_names[21] = "veintiuno";
+    g_names[34] = "thirty-four, made longer than a short string";
+    g_rows[0].assign(100, 1000);
+    g_primes.reserve(4 * g_primes.capacity());
+
 #pragma omp parallel reduction(+:vsum, name_len, prime_sum, row_sum)
     {
         int me = omp_get_thread_num();
@@ -115,7 +126,7 @@ int main()
         g_text += std::string(10, (char)('a' + me % 26));
     }
 
-    double want_vsum = 0.5 * ((double)kVec * (kVec - 1) / 2);
+    double want_vsum = 0.5 * ((double)kVec * (kVec - 1) / 2) + kVec;
     OT_CHECK(vsum == want_vsum, "sum of g_vec %.1f, expected %.1f", vsum,
              want_vsum);
     long want_len = 0;
@@ -126,8 +137,8 @@ int main()
     long want_primes = std::accumulate(g_primes.begin(), g_primes.end(), 0L);
     OT_CHECK(prime_sum == want_primes, "sum of primes %ld, expected %ld",
              prime_sum, want_primes);
-    long want_rows = 0;
-    for (int r = 0; r < 64; r++)
+    long want_rows = 100L * 1000;
+    for (int r = 1; r < 64; r++)
         want_rows += (long)r * (100 + r);
     OT_CHECK(row_sum == want_rows, "sum of rows %ld, expected %ld", row_sum,
              want_rows);

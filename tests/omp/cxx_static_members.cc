@@ -10,7 +10,8 @@
  * whose constructor allocates a matrix with new[] and whose destructor
  * frees it (after main).  The team reads all of them, adds to the static
  * counter with atomics, and appends to the static vector under a critical
- * section; a static member function with an orphaned "omp for" fills the
+ * section (main first changes the instance's array and the vector's string,
+ * after every rank ran the constructors); a static member function with an orphaned "omp for" fills the
  * buffer the constructor made.
  */
 #define OT_NAME "cxx_static_members"
@@ -90,11 +91,20 @@ int main()
     ot_print("threads=%d", n);
     OT_CHECK(Registry::names.size() == 1, "names before main: %zu",
              Registry::names.size());
+    /* Changed by main (rank 0 only under the shim) after every rank ran
+     * the constructors. */
+    for (int i = 0; i < 64; i++)
+        Registry::instance.factors[i] *= 2;
+    Registry::names[0] += ", changed by main";
 
 #pragma omp parallel reduction(+:fsum, msum, tsum, bad)
     {
         int me = omp_get_thread_num();
 
+        /* Before the appends below (the loops' barriers are between). */
+        if (Registry::names.empty()
+            || Registry::names[0] != "made before main, changed by main")
+            bad++;
         for (int k = 0; k < 50; k++) {
 #pragma omp atomic
             Registry::counter += 1;
@@ -124,7 +134,7 @@ int main()
              "%d", Registry::counter, 100 + 50 * n);
     OT_CHECK(Registry::total == 50L * n * (n + 1) / 2, "static total %ld, "
              "expected %ld", Registry::total, 50L * n * (n + 1) / 2);
-    OT_CHECK(fsum == 0.25 * 63 * 64 / 2, "factors sum %.2f", fsum);
+    OT_CHECK(fsum == 0.5 * 63 * 64 / 2, "factors sum %.2f", fsum);
     OT_CHECK(tsum == 77, "table sum %ld, expected 77", tsum);
     OT_CHECK(msum == 120 * 2.0 + 120.0 * 119 * 0.5, "matrix sum %.1f", msum);
     OT_CHECK(bad == 0, "%ld buffer elements wrong in the team", bad);
