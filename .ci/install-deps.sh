@@ -6,7 +6,7 @@ pkgs="build-essential gfortran autoconf automake libtool pkg-config mpich libmpi
 # make check-model (spin), make fuzz (clang with libFuzzer)
 pkgs="$pkgs spin clang libclang-rt-14-dev"
 # tests/foreign: OpenMP programs nobody here wrote, and cjpeg for their input
-pkgs="$pkgs fasttree andi jpegqs par2 clustalo cd-hit iqtree libjpeg-turbo-progs graphicsmagick sox gettext sumaclust ngspice bart gmic gretl ntcard r-base-core r-cran-mgcv r-cran-data.table aaphoto libopenblas0-pthread cdo"
+pkgs="$pkgs fasttree andi jpegqs par2 clustalo cd-hit iqtree libjpeg-turbo-progs graphicsmagick sox gettext sumaclust ngspice bart gmic gretl ntcard r-base-core r-cran-mgcv r-cran-data.table aaphoto libopenblas0-pthread cdo primecount normaliz xtb splash"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
