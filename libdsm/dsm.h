@@ -139,6 +139,10 @@ struct dsm_stats {
     double   flush_time;        /* total time inside dsm_flush() */
     uint64_t flush_drops;       /* of those, flushes that dropped copies of pages
                                    that other nodes' flushes had released */
+    uint64_t flush_updates;     /* copies of pages brought up to date in place by
+                                   other nodes' flushes (the ordered release) */
+    uint64_t held_requests;     /* page requests that waited at this home for an
+                                   ordered flush to reach every copy */
 };
 
 DSM_PUBLIC int    dsm_stats_get(struct dsm_stats *out);

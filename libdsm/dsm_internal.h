@@ -352,6 +352,27 @@ DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n, int at_barrier);
  * time per node). */
 /* Returns the number of pages this node had written since its last release. */
 DSM_HIDDEN size_t dsm__release_writes(int at_barrier);
+/* dsm_flush's release: the same pages, group by group in the order they
+ * were first written, each visible everywhere before the next (ordered.c). */
+DSM_HIDDEN size_t dsm__release_writes_ordered(void);
+/* A page or prefetch request that waited for held pages (ordered.c). */
+DSM_HIDDEN void dsm__dispatch_held(const struct dsm_wire_hdr *h, const unsigned char *pl);
+
+/* ---- ordered.c: holds and updates of the ordered release ------------------ */
+DSM_HIDDEN int  dsm__ordered_init(void);
+DSM_HIDDEN void dsm__ordered_fini(void);
+/* This node flushed, or another node's flush updated it: pages are fetched
+ * by message from now on. */
+DSM_HIDDEN extern int dsm__ordered_mode;
+DSM_HIDDEN int  dsm__page_held(size_t p);
+DSM_HIDDEN void dsm__hold(size_t p);
+DSM_HIDDEN void dsm__unhold_own(const uint32_t *pages, size_t n);
+/* 1 if the request names a held page: it is kept and served later. */
+DSM_HIDDEN int  dsm__held_defer(const struct dsm_wire_hdr *h, const void *payload);
+DSM_HIDDEN int  dsm__held_pending(void);
+DSM_HIDDEN void dsm__serve_held(void);
+DSM_HIDDEN void dsm__on_update(const struct dsm_wire_hdr *h, const unsigned char *pl);
+DSM_HIDDEN void dsm__on_unhold(const struct dsm_wire_hdr *h, const unsigned char *pl);
 /* dsm_flush (flush.c): send the pages to every other node (FLUSH_NOTICE)
  * and wait until all have recorded them. */
 DSM_HIDDEN void dsm__flush_notify(const uint32_t *pages, size_t n);
@@ -582,7 +603,7 @@ struct dsm_stats_raw {
              prefetch_issued, prefetch_used, prefetch_wasted, prefetch_late,
              page_wait_ns, prefetch_aged,
              mpi_lock_waits, mpi_lock_wait_ns,   /* direct: application threads */
-             flushes, flush_ns, flush_drops;
+             flushes, flush_ns, flush_drops, flush_updates, held_requests;
 };
 extern struct dsm_stats_raw dsm__st DSM_HIDDEN;
 #define DSM_STAT_ADD(field, v) \

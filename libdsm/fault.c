@@ -129,9 +129,13 @@ static int handle_kind(size_t p, int access, int *kind, uint64_t *wait_ns)
         if (dsm__unlikely(g->cfg.prefetch == DSM_PREFETCH_HISTORY))
             dsm__history_record(p);
     }
-    if (home && (t.actions & DSM_ACT_MARK) && g->cfg.check_races &&
+    if (home && (t.actions & DSM_ACT_MARK) &&
+        (g->cfg.check_races || pg->state == DSM_P_READ_ONLY) &&
         !(pg->flags & (DSM_PF_TWIN | DSM_PF_NOTRAP))) {
-        /* DSM_CHECK=races: the home diffs its own writes too (races.c). */
+        /* DSM_CHECK=races: the home diffs its own writes too (races.c).
+         * A home write to a page others may hold a copy of (served, so
+         * READ_ONLY here): an ordered dsm_flush sends those copies the
+         * home's own writes, its twin against its page (ordered.c). */
         memcpy(dsm__twin_page(p), dsm__sys_page(p), g->page_size);
         pg->flags |= DSM_PF_TWIN;
     }

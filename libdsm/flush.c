@@ -65,7 +65,7 @@ void dsm_flush(void)
 
     DSM_CHECK_RUNNING();
     t0 = dsm__now_ns();
-    dsm__release_writes(0);
+    dsm__release_writes_ordered();
     n = dsm__pt_take_announce(&list);
     if (n && dsm__g.nodes > 1)
         dsm__flush_notify(list, n);

@@ -139,6 +139,7 @@ int dsm_init(int *argc, char ***argv)
     must(dsm__lock_init(), "initialising the locks");
     must(dsm__prefetch_init(), "initialising prefetch");
     dsm__protocol_init();
+    must(dsm__ordered_init(), "allocating the ordered flush's page holds");
     memset(&dsm__st, 0, sizeof dsm__st);
     g->epoch = 0;
     if (dsm__fault_init() != 0)
@@ -175,6 +176,7 @@ int dsm_finalize(void)
     g->state = DSM_STATE_FINALIZED;
     dsm__fault_fini();
     dsm__vm_fini();
+    dsm__ordered_fini();
     dsm__pt_fini();
     dsm__alloc_fini();
     g->npages = 0;

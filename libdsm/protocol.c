@@ -136,6 +136,10 @@ void dsm__serve_deferred(void)
                 on_flush_notice(&d->h, d->payload);
             else if (d->h.type == DSM_MSG_PREFETCH_REQ)
                 on_prefetch_req(&d->h, d->payload);
+            else if (d->h.type == DSM_MSG_UPDATE)
+                dsm__on_update(&d->h, d->payload);
+            else if (d->h.type == DSM_MSG_UNHOLD)
+                dsm__on_unhold(&d->h, d->payload);
             else
                 dsm__on_atomic_req(&d->h, d->payload);
             free(d);
@@ -159,6 +163,12 @@ static void serve_page(size_t p, int src, uint32_t waiter)
         dsm__fatal("protocol error: rank %d asked for page %zu, which is %s here; "
                    "this is a libdsm bug or ranks made different allocations",
                    src, p, pg->state == DSM_P_UNALLOC ? "not allocated" : "not homed");
+    /* Once this node makes ordered flushes (ordered.c), the page is copied
+     * under its lock, after the protection: a zero-copy send reads the page
+     * when it goes, and could carry a flag this node wrote after the serve
+     * before the flush that orders it after its data. */
+    const int copy = __atomic_load_n(&dsm__ordered_mode, __ATOMIC_ACQUIRE);
+    m = dsm__msg_new(DSM_MSG_PAGE_REPLY, src, copy ? ps : 0);
     /* Write-protect first, copy second: a home write racing with the copy
      * either lands before the protection (and is in the copy) or traps and
      * becomes a write notice that invalidates the copy at the next release. */
@@ -177,14 +187,15 @@ static void serve_page(size_t p, int src, uint32_t waiter)
         dsm__vm_protect(p, 1, dsm__page_prot(t.next));
     pg->state = t.next;
 send:
+    if (copy)
+        memcpy(m->payload, dsm__sys_page(p), ps);
     dsm__page_unlock(p);
 
     /* Zero copy: the page goes from our system view straight into the
      * requester's (see DSM_TAG_PAGE).  A home write racing with the send is
      * in this epoch's write notices and invalidates the copy at the next
      * release, before the requester may read the words it changed. */
-    m = dsm__msg_new(DSM_MSG_PAGE_REPLY, src, 0);
-    m->ext = dsm__sys_page(p);
+    m->ext = copy ? (const void *)m->payload : (const void *)dsm__sys_page(p);
     m->ext_len = ps;
     m->tag = DSM_TAG_PAGE + (int)waiter;
     m->hdr.id = (uint32_t)p;          /* not sent (ext): for the trace */
@@ -195,7 +206,7 @@ send:
 
 static void on_page_req(const struct dsm_wire_hdr *h)
 {
-    if (too_early(h, NULL))
+    if (too_early(h, NULL) || dsm__held_defer(h, NULL))
         return;
     serve_page(h->id, h->src, h->waiter);
 }
@@ -204,7 +215,7 @@ static void on_page_req(const struct dsm_wire_hdr *h)
  * requester posted its receives in that order; prefetch.c). */
 static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
-    if (too_early(h, pl))
+    if (too_early(h, pl) || dsm__held_defer(h, pl))
         return;
     for (size_t i = 0; i < h->len / 4; i++) {
         uint32_t p;
@@ -216,9 +227,51 @@ static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *p
     }
 }
 
+/* An ordered flush's diffs (ordered.c): per sender, the nodes that may
+ * hold copies of the pages of its chunks so far, sent back with the ack of
+ * the last one.  Progress token only. */
+static uint64_t ordered_targets[DSM_MAX_NODES];
+
+/* The home's own view of page p goes PROT_NONE while an ordered diff goes
+ * in, so that its threads see all of the page's diff or none of it; 1 if
+ * it was readable (and must be opened again). */
+static int close_home_page(size_t p)
+{
+    int s = dsm__g.pages[p].state;
+    /* Not a stack (DSM_PF_NOTRAP): the thread applying the diff may be
+     * running on it (libdsm(7), FLUSH ORDER, says what is left out). */
+    if ((s != DSM_P_READ_ONLY && s != DSM_P_READ_WRITE) ||
+        (dsm__g.pages[p].flags & DSM_PF_NOTRAP))
+        return 0;
+    dsm__vm_protect(p, 1, PROT_NONE);
+    return 1;
+}
+
+static void reopen_home_page(size_t p)
+{
+    struct dsm_page *pg = &dsm__g.pages[p];
+    int prot = (pg->flags & DSM_PF_NOTRAP) ? PROT_READ | PROT_WRITE
+                                           : dsm__page_prot(pg->state);
+    /* A flush of this node that write-protected the page before this
+     * opened it again protects it once more before taking its diff. */
+    if (prot & PROT_WRITE)
+        __atomic_fetch_add(&dsm__upgrades, 1, __ATOMIC_SEQ_CST);
+    dsm__vm_protect(p, 1, prot);
+}
+
+/* The nodes other than src and this one that may hold a copy of page p:
+ * its copyset, or every node when pages are read one-sidedly. */
+static uint64_t copy_holders(size_t p, int src)
+{
+    uint64_t all = dsm__g.nodes >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << dsm__g.nodes) - 1;
+    uint64_t t = dsm__remote_reads() ? all : dsm__g.pages[p].copyset;
+    return t & ~((uint64_t)1 << src) & ~((uint64_t)1 << dsm__g.rank);
+}
+
 static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
     size_t pos = 0, ps = dsm__g.page_size;
+    const int ordered = (h->flags & DSM_MF_ORDERED) != 0;
 
     if (too_early(h, pl))
         return;
@@ -240,17 +293,30 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
          * with the same value (two ranks' lost increments from 0 to 1000)
          * would no longer show as the home's. */
         const int races = dsm__unlikely(dsm__g.cfg.check_races);
-        if (races)
+        int closed = 0;
+        /* A home twins a page it writes after a serve (fault.c), so that an
+         * ordered flush sends only its own writes: others' bytes go into
+         * the twin too, under the page lock. */
+        const int locked = races || ordered ||
+                           (dsm__g.pages[e.page].flags & DSM_PF_TWIN);
+        if (locked)
             dsm__page_lock(e.page);
+        if (ordered) {
+            closed = close_home_page(e.page);
+            ordered_targets[h->src] |= copy_holders(e.page, h->src);
+            dsm__hold(e.page);
+        }
         if (h->flags & DSM_MF_BARRIER) {
             if (races && (dsm__g.pages[e.page].flags & DSM_PF_TWIN))
                 dsm__race_home_at(e.page, h->epoch);
             dsm__race_diff(e.page, h->epoch, h->src, pl + pos, e.len);
         }
         long rc = dsm__diff_apply(dsm__sys_page(e.page), ps, pl + pos, e.len);
-        if (rc >= 0 && races && (dsm__g.pages[e.page].flags & DSM_PF_TWIN))
+        if (rc >= 0 && (dsm__g.pages[e.page].flags & DSM_PF_TWIN))
             (void)dsm__diff_apply(dsm__twin_page(e.page), ps, pl + pos, e.len);
-        if (races)
+        if (closed)
+            reopen_home_page(e.page);
+        if (locked)
             dsm__page_unlock(e.page);
         if (rc < 0)
             dsm__fatal("malformed diff from rank %d for page %u", h->src, e.page);
@@ -260,8 +326,22 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
     if (h->flags & DSM_MF_LAST) {
         struct dsm_msg *m = dsm__msg_new(DSM_MSG_DIFF_ACK, h->src, 0);
         m->hdr.waiter = h->waiter;
+        if (ordered) {
+            m->hdr.flags |= DSM_MF_ORDERED;
+            m->hdr.arg = ordered_targets[h->src];
+            ordered_targets[h->src] = 0;
+        }
         dsm__msg_send(m);
     }
+}
+
+/* A request that waited for held pages (ordered.c). */
+void dsm__dispatch_held(const struct dsm_wire_hdr *h, const unsigned char *pl)
+{
+    if (h->type == DSM_MSG_PAGE_REQ)
+        on_page_req(h);
+    else
+        on_prefetch_req(h, pl);
 }
 
 /* ---- the requesting side ---- */
@@ -309,8 +389,12 @@ void dsm__fetch_page(size_t p)
     uint64_t t0 = dsm__now_ns();
 
     dsm__vm_back(p);
+    /* Not while diffs of this node are on the way (above), nor once this
+     * node takes part in ordered flushes: a home holds a page there until
+     * every copy is up to date, and a one-sided read would not wait. */
     if (dsm__g.ops->get_page && !(dsm__g.pages[p].flags & DSM_PF_NOTRAP) &&
-        !__atomic_load_n(&diffs_unacked, __ATOMIC_SEQ_CST)) {
+        !__atomic_load_n(&diffs_unacked, __ATOMIC_SEQ_CST) &&
+        !__atomic_load_n(&dsm__ordered_mode, __ATOMIC_ACQUIRE)) {
         /* One-sided (DSM_COMM=rma): no request, the home does not know. */
         dsm__g.ops->get_page(p, dsm__g.pages[p].home);
         install(p);
@@ -373,10 +457,29 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
     case DSM_MSG_DIFF:
         on_diff(h, pl);
         break;
-    case DSM_MSG_DIFF_ACK:
+    case DSM_MSG_DIFF_ACK: {
+        if (h->len != 0)
+            goto bad;
+        struct dsm_waiter *w = reply_waiter(h, DSM_WAIT_ACKS);
+        if ((h->flags & DSM_MF_ORDERED) && w->ctx)
+            __atomic_fetch_or((uint64_t *)w->ctx, h->arg, __ATOMIC_RELAXED);
+        dsm__waiter_complete(w);
+        break;
+    }
+    case DSM_MSG_UPDATE:
+        if (!too_early(h, pl))
+            dsm__on_update(h, pl);
+        break;
+    case DSM_MSG_UPDATE_ACK:
         if (h->len != 0)
             goto bad;
         dsm__waiter_complete(reply_waiter(h, DSM_WAIT_ACKS));
+        break;
+    case DSM_MSG_UNHOLD:
+        if (h->len % 4)
+            goto bad;
+        if (!too_early(h, pl))
+            dsm__on_unhold(h, pl);
         break;
     case DSM_MSG_LOCK_REL_ACK:
         if (h->len != 0 || h->id >= (uint32_t)dsm__g.cfg.max_locks ||
@@ -497,6 +600,20 @@ static void batch_add(struct diff_batch *b, size_t p, size_t maxp, uint32_t wait
     DSM_STAT_ADD(diff_bytes, len);
 }
 
+/* A home's stack page stays writable: its twin takes the page's bytes by a
+ * diff, so that a byte written meanwhile still differs.  Page lock held. */
+static void refresh_stack_twin(size_t p)
+{
+    size_t ps = dsm__g.page_size, cap = dsm__diff_max_size(ps);
+    unsigned char *d = malloc(cap);
+    if (!d)
+        dsm__fatal("out of private memory refreshing the twin of page %zu", p);
+    size_t n = dsm__diff_make(dsm__twin_page(p), dsm__sys_page(p), ps, d, cap);
+    if (n != (size_t)-1 && n)
+        (void)dsm__diff_apply(dsm__twin_page(p), ps, d, n);
+    free(d);
+}
+
 void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
 {
     struct dsm_global *g = &dsm__g;
@@ -541,12 +658,17 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
         if (pg->flags & DSM_PF_MARKED) {
             if (!home && pg->state == DSM_P_READ_WRITE && (pg->flags & DSM_PF_TWIN))
                 batch_add(b, p, maxp, waiter);
-            if (home && (pg->flags & DSM_PF_TWIN) && at_barrier)
+            if (home && (pg->flags & DSM_PF_TWIN) && at_barrier && g->cfg.check_races)
                 dsm__race_home(p);      /* DSM_CHECK=races twins home pages */
             struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_DOWNGRADE, home);
             if (!(t.actions & DSM_ACT_ERROR) && !(home && (pg->flags & DSM_PF_NOTRAP)))
                 pg->state = t.next;
-            pg->flags &= (uint8_t)~(DSM_PF_MARKED | DSM_PF_TWIN);
+            pg->flags &= (uint8_t)~DSM_PF_MARKED;
+            if (home && (pg->flags & DSM_PF_NOTRAP) && (pg->flags & DSM_PF_TWIN) &&
+                !g->cfg.check_races)
+                refresh_stack_twin(p);  /* a stack keeps its twin (ordered flush) */
+            else
+                pg->flags &= (uint8_t)~DSM_PF_TWIN;
         }
         dsm__page_unlock(p);
     }
@@ -585,6 +707,266 @@ size_t dsm__release_writes(int at_barrier)
      * barrier's own notices cover them, and it empties the list. */
     if (!at_barrier)
         dsm__pt_add_announce(list, n);
+    pthread_mutex_unlock(&release_lock);
+    free(list);
+    return n;
+}
+
+/* ---- the ordered release of dsm_flush (ordered.c says why and how) ---- */
+
+/* One group of an ordered release: the pages of one home, as chunks of at
+ * most one message's payload each (diffs for another home's pages, whole
+ * pages for this node's own). */
+struct ochunk { uint32_t len; unsigned char *buf; };
+struct ogroup {
+    int home;
+    struct ochunk *c;
+    size_t nc, capc;
+    uint32_t *pages;
+    size_t np, capp;
+    uint64_t targets;       /* own group: the nodes that may hold copies */
+    int whole;              /* own group of whole pages (DSM_MF_FULL) */
+};
+
+static void *grow(void *v, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return v;
+    size_t nc = *cap ? *cap * 2 : 8;
+    void *w = realloc(v, nc * elem);
+    if (!w)
+        dsm__fatal("out of private memory for an ordered flush");
+    *cap = nc;
+    return w;
+}
+
+/* Room for need bytes in the group's last chunk (a new chunk if not). */
+static unsigned char *og_room(struct ogroup *g, size_t need, size_t maxp)
+{
+    if (!g->nc || g->c[g->nc - 1].len + need > maxp) {
+        g->c = grow(g->c, &g->capc, g->nc, sizeof *g->c);
+        g->c[g->nc].len = 0;
+        g->c[g->nc].buf = malloc(maxp);
+        if (!g->c[g->nc].buf)
+            dsm__fatal("out of private memory for an ordered flush");
+        g->nc++;
+    }
+    return g->c[g->nc - 1].buf + g->c[g->nc - 1].len;
+}
+
+static void og_page(struct ogroup *g, uint32_t p, size_t used)
+{
+    g->c[g->nc - 1].len += (uint32_t)used;
+    g->pages = grow(g->pages, &g->capp, g->np, sizeof *g->pages);
+    g->pages[g->np++] = p;
+}
+
+static int pg_is_home_stack(size_t p)
+{
+    return dsm__g.pages[p].home == dsm__g.rank && (dsm__g.pages[p].flags & DSM_PF_NOTRAP);
+}
+
+/* Page p's diff (a non-home page) or its whole content (a home page), at
+ * the end of its home's group; under the page's lock. */
+static void og_add(struct ogroup *g, size_t p, int whole, size_t maxp)
+{
+    size_t ps = dsm__g.page_size;
+    struct dsm_wire_diff e = { (uint32_t)p, 0 };
+    size_t need = sizeof e + (whole ? ps : dsm__diff_max_size(ps));
+    unsigned char *out = og_room(g, need, maxp);
+    if (whole) {
+        memcpy(out + sizeof e, dsm__sys_page(p), ps);
+        e.len = (uint32_t)ps;
+    } else {
+        size_t len = dsm__diff_make(dsm__twin_page(p), dsm__sys_page(p), ps,
+                                    out + sizeof e, need - sizeof e);
+        if (len == (size_t)-1)
+            dsm__fatal("internal error: diff of page %zu overflowed its buffer", p);
+        if (len == 0)
+            return;                  /* written, but back to the old values */
+        if (pg_is_home_stack(p))
+            /* A stack stays writable and keeps its twin: the twin takes the
+             * bytes sent, so that a write after the diff was made still
+             * differs next time (a copy of the page would lose it). */
+            (void)dsm__diff_apply(dsm__twin_page(p), ps, out + sizeof e, len);
+        e.len = (uint32_t)len;
+        DSM_STAT_ADD(diffs, 1);
+        DSM_STAT_ADD(diff_bytes, len);
+    }
+    memcpy(out, &e, sizeof e);
+    og_page(g, (uint32_t)p, sizeof e + e.len);
+}
+
+/* Send every chunk of g to every node in targets as UPDATEs, and wait until
+ * all have applied them. */
+static void og_update(const struct ogroup *g, uint64_t targets, int whole)
+{
+    int n = 0;
+    for (int r = 0; r < dsm__g.nodes; r++)
+        n += (targets >> r) & 1;
+    if (!n || !g->nc)
+        return;
+    uint32_t w = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
+    dsm__waiter_note(w, -1, g->pages[0]);
+    dsm__waiter_add_expected(w, n * (int)g->nc);
+    for (int r = 0; r < dsm__g.nodes; r++) {
+        if (!((targets >> r) & 1))
+            continue;
+        for (size_t i = 0; i < g->nc; i++) {
+            struct dsm_msg *m = dsm__msg_new(DSM_MSG_UPDATE, r, g->c[i].len);
+            memcpy(m->payload, g->c[i].buf, g->c[i].len);
+            m->hdr.len = g->c[i].len;
+            m->hdr.waiter = w;
+            if (whole)
+                m->hdr.flags |= DSM_MF_FULL;
+            dsm__msg_send(m);
+        }
+    }
+    dsm__waiter_wait(w);
+    dsm__waiter_put(w);
+}
+
+/* Another home's group: its diffs, applied and held there; then the copies
+ * elsewhere; then the hold released. */
+static void og_release_remote(struct ogroup *g)
+{
+    uint64_t targets = 0;
+    uint32_t w = dsm__waiter_get(DSM_WAIT_ACKS, 0, &targets);
+    dsm__waiter_note(w, g->home, g->pages[0]);
+    dsm__waiter_add_expected(w, 1);
+    for (size_t i = 0; i < g->nc; i++) {
+        struct dsm_msg *m = dsm__msg_new(DSM_MSG_DIFF, g->home, g->c[i].len);
+        memcpy(m->payload, g->c[i].buf, g->c[i].len);
+        m->hdr.len = g->c[i].len;
+        m->hdr.flags |= DSM_MF_ORDERED;
+        if (i + 1 == g->nc) {
+            m->hdr.flags |= DSM_MF_LAST;
+            m->hdr.waiter = w;
+        }
+        send_diff(m);
+    }
+    dsm__waiter_wait(w);
+    dsm__waiter_put(w);
+    targets &= ~((uint64_t)1 << dsm__g.rank) & ~((uint64_t)1 << g->home);
+    og_update(g, targets, 0);
+    dsm__msg_send_pages(DSM_MSG_UNHOLD, g->home, g->pages, g->np, 0, 0, 0, 0, 0);
+}
+
+static void flush_ordered(const uint32_t *list, size_t n)
+{
+    struct dsm_global *g = &dsm__g;
+    struct dsm_protect_batch pb = { 0, 0, 0 };
+    size_t maxp = dsm__msg_max_payload(), ngroups = 0;
+    uint64_t all = g->nodes >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << g->nodes) - 1;
+    uint64_t me = (uint64_t)1 << g->rank;
+
+    if (n == 0)
+        return;
+    /* Groups by home; this node's own pages sent whole (a stack without a
+     * twin) are a group of their own, key g->nodes. */
+    int *gi = malloc(((size_t)g->nodes + 1) * sizeof *gi);
+    struct ogroup *grp = calloc((size_t)g->nodes + 1, sizeof *grp);
+    unsigned char *protected_ = calloc(n, 1);
+    if (!gi || !grp || !protected_)
+        dsm__fatal("out of private memory flushing %zu pages", n);
+    for (int r = 0; r <= g->nodes; r++)
+        gi[r] = -1;
+    pthread_mutex_lock(&flush_lock);
+    /* As in dsm__flush: every written page write-protected first. */
+    uint32_t upgrades0 = __atomic_load_n(&dsm__upgrades, __ATOMIC_SEQ_CST);
+    for (size_t i = 0; i < n; i++)
+        if (g->pages[list[i]].state == DSM_P_READ_WRITE &&
+            !(g->pages[list[i]].flags & DSM_PF_NOTRAP && g->pages[list[i]].home == g->rank)) {
+            dsm__pb_add(&pb, list[i], PROT_READ);
+            protected_[i] = 1;
+        }
+    dsm__pb_flush(&pb);
+    for (size_t i = 0; i < n; i++) {
+        size_t p = list[i];
+        struct dsm_page *pg = &g->pages[p];
+        int home = pg->home == g->rank;
+        dsm__page_lock(p);
+        if ((pg->flags & DSM_PF_MARKED) && pg->state == DSM_P_READ_WRITE &&
+            !(home && (pg->flags & DSM_PF_NOTRAP)) &&
+            (!protected_[i] || __atomic_load_n(&dsm__upgrades, __ATOMIC_SEQ_CST) != upgrades0))
+            dsm__vm_protect(p, 1, PROT_READ);
+        if (pg->flags & DSM_PF_MARKED) {
+            int to = -1, whole = 0;
+            uint64_t holders = 0;
+            if (!home && pg->state == DSM_P_READ_WRITE && (pg->flags & DSM_PF_TWIN)) {
+                to = pg->home;
+            } else if (home) {
+                /* The home's own writes since its copies were made: its twin
+                 * (made at the write that trapped after a serve, or at the
+                 * serve of a stack page) against the page.  Without a twin
+                 * nothing was written since the copies left, except on a
+                 * stack page (no twin yet: the whole page). */
+                holders = (dsm__remote_reads() ? all : pg->copyset) & ~me;
+                if (holders && ((pg->flags & DSM_PF_TWIN) || (pg->flags & DSM_PF_NOTRAP))) {
+                    to = g->rank;
+                    whole = !(pg->flags & DSM_PF_TWIN);
+                }
+            }
+            if (to >= 0) {
+                int key = whole ? g->nodes : to;
+                if (gi[key] < 0) {
+                    gi[key] = (int)ngroups;
+                    grp[ngroups].whole = whole;
+                    grp[ngroups++].home = to;
+                }
+                struct ogroup *og = &grp[gi[key]];
+                size_t np0 = og->np;
+                og_add(og, p, whole, maxp);
+                if (to == g->rank && og->np > np0) {
+                    /* Held from here (page lock held): a request for it
+                     * waits until the copies are up to date. */
+                    dsm__hold(p);
+                    og->targets |= holders;
+                }
+            }
+            struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_DOWNGRADE, home);
+            if (!(t.actions & DSM_ACT_ERROR) && !(home && (pg->flags & DSM_PF_NOTRAP)))
+                pg->state = t.next;
+            pg->flags &= (uint8_t)~DSM_PF_MARKED;
+            if (!(home && (pg->flags & DSM_PF_NOTRAP)))
+                pg->flags &= (uint8_t)~DSM_PF_TWIN;
+        }
+        dsm__page_unlock(p);
+    }
+    pthread_mutex_unlock(&flush_lock);
+    /* Group by group, in the order their first pages were written. */
+    for (size_t k = 0; k < ngroups; k++) {
+        struct ogroup *og = &grp[k];
+        if (og->np == 0)
+            continue;
+        if (og->home != g->rank) {
+            og_release_remote(og);
+        } else {
+            og_update(og, og->targets, og->whole);
+            dsm__unhold_own(og->pages, og->np);
+        }
+    }
+    diffs_acked();
+    for (size_t k = 0; k < ngroups; k++) {
+        for (size_t i = 0; i < grp[k].nc; i++)
+            free(grp[k].c[i].buf);
+        free(grp[k].c);
+        free(grp[k].pages);
+    }
+    free(grp);
+    free(gi);
+    free(protected_);
+}
+
+size_t dsm__release_writes_ordered(void)
+{
+    uint32_t *list;
+    __atomic_store_n(&dsm__ordered_mode, 1, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&release_lock);
+    dsm__notrap_mark();
+    size_t n = dsm__pt_take_marked(&list);
+    flush_ordered(list, n);
+    dsm__pt_add_announce(list, n);
     pthread_mutex_unlock(&release_lock);
     free(list);
     return n;

@@ -214,13 +214,12 @@ void dsm__notrap_served(size_t p)
 {
     if (dsm__g.pages[p].copyset)
         return;                 /* already listed */
-    if (dsm__g.cfg.check_races) {
-        /* The home's writes from now on are diffed against this (races.c).
-         * A twin still here is stale: its page left the list with an empty
-         * copyset, unflushed, and was written since (a false race). */
-        memcpy(dsm__twin_page(p), dsm__sys_page(p), dsm__g.page_size);
-        dsm__g.pages[p].flags |= DSM_PF_TWIN;
-    }
+    /* The home's writes from now on are diffed against this (races.c, and
+     * an ordered dsm_flush sends them to the copies: ordered.c).  A twin
+     * still here is stale: its page left the list with an empty copyset,
+     * unflushed, and was written since (a false race). */
+    memcpy(dsm__twin_page(p), dsm__sys_page(p), dsm__g.page_size);
+    dsm__g.pages[p].flags |= DSM_PF_TWIN;
     pthread_mutex_lock(&served_mu);
     if (nserved == capserved) {
         size_t nc = capserved ? capserved * 2 : 64;

@@ -38,6 +38,12 @@ enum dsm_msg_type {
     DSM_MSG_CALL_REPLY,       /* id=service, waiter, arg=result, payload=reply bytes */
     DSM_MSG_FLUSH_NOTICE,     /* waiter, payload=u32 pages the sender released since its
                                  last dsm_flush; LAST asks a DIFF_ACK (flush.c) */
+    DSM_MSG_UPDATE,           /* waiter, payload as DIFF, or with FULL {u32 page,u32 len=page
+                                 size,bytes}*: an ordered flush's new bytes for this node's
+                                 copies; always acked with UPDATE_ACK (ordered.c) */
+    DSM_MSG_UPDATE_ACK,       /* waiter */
+    DSM_MSG_UNHOLD,           /* payload=u32 pages: the ordered flush of the sender that
+                                 held them at this home is over; no reply (ordered.c) */
     DSM_MSG_NTYPES
 };
 
@@ -53,6 +59,11 @@ enum dsm_msg_type {
                                * (the shim: unset by a thread that did not set it) */
 #define DSM_MF_NOMIGRATE 0x20u /* BARRIER_ENTER: the sender has bystander threads;
                                 * BARRIER_RELEASE: no page moves its home (barrier.c) */
+#define DSM_MF_ORDERED 0x40u  /* DIFF: from an ordered flush: the home applies each page
+                               * unseen by its own threads, holds the pages until the
+                               * sender's UNHOLD, and its DIFF_ACK (also ORDERED) carries
+                               * in arg the nodes that may hold copies (ordered.c) */
+#define DSM_MF_FULL 0x80u     /* UPDATE: whole pages, not diffs */
 
 #define DSM_WRITER_MANY (-2)  /* barrier release: more than one node wrote */
 /* BARRIER_ENTER: the sender wrote the page but holds no valid copy now. */

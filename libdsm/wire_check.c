@@ -78,6 +78,29 @@ static int check_diff(const struct dsm_wire_limits *l, const unsigned char *pl,
     return 0;
 }
 
+/* An UPDATE with DSM_MF_FULL: whole pages, each after its {page, len}. */
+static int check_full(const struct dsm_wire_limits *l, const unsigned char *pl,
+                      uint32_t len, char *why, size_t whylen)
+{
+    uint32_t pos = 0;
+
+    while (pos < len) {
+        struct dsm_wire_diff e;
+        if (len - pos < sizeof e)
+            return bad(why, whylen, "UPDATE entry truncated at byte %u of %u", pos, len);
+        memcpy(&e, pl + pos, sizeof e);
+        pos += (uint32_t)sizeof e;
+        if (e.page >= l->npages)
+            return bad(why, whylen, "UPDATE of page %u, beyond the %zu pages of the region",
+                       e.page, l->npages);
+        if (e.len != l->page_size || e.len > len - pos)
+            return bad(why, whylen, "UPDATE of page %u claims %u bytes of a page of %zu, "
+                       "the message holds %u", e.page, e.len, l->page_size, len - pos);
+        pos += e.len;
+    }
+    return 0;
+}
+
 static int check_notices(const struct dsm_wire_limits *l, const unsigned char *pl,
                          uint32_t len, char *why, size_t whylen)
 {
@@ -186,6 +209,16 @@ int dsm__wire_check(const struct dsm_wire_limits *l, const void *msg, size_t cou
         return check_atomic(l, pl, why, whylen);
     case DSM_MSG_FLUSH_NOTICE:
         return check_pages(l, pl, h.len, 0, "FLUSH_NOTICE", why, whylen);
+    case DSM_MSG_UPDATE:
+        if (h.flags & DSM_MF_FULL)
+            return check_full(l, pl, h.len, why, whylen);
+        return check_diff(l, pl, h.len, why, whylen);
+    case DSM_MSG_UPDATE_ACK:
+        if (h.len != 0)
+            break;
+        return 0;
+    case DSM_MSG_UNHOLD:
+        return check_pages(l, pl, h.len, 0, "UNHOLD", why, whylen);
     case DSM_MSG_CALL_REQ:
     case DSM_MSG_CALL_REPLY:
         if (h.id >= DSM_SERVICE_MAX || h.len > DSM_CALL_MAX)

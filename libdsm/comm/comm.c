@@ -369,6 +369,8 @@ static int progress_round(void)
         n += dsm__comm_page_recvs_test();
     if (dsm__deferred_pending())
         dsm__serve_deferred();
+    if (dsm__held_pending())
+        dsm__serve_held();
     return n;
 }
 
