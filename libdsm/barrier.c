@@ -309,9 +309,12 @@ static void apply_release(const struct release_ctx *c)
              * the interval that ends here.  A page others read now is likely
              * read again next interval (laplace's boundary rows): keeping it
              * write-protected lets us serve it without an mprotect on the
-             * reader's critical path; our next write to it traps once. */
+             * reader's critical path; our next write to it traps once.
+             * Never once this node made an ordered flush (ordered.c). */
             if (pg->copyset == 0 && was == 0 &&
-                (!dsm__remote_reads() || (pg->flags & DSM_PF_NOTRAP))) {
+                ((!dsm__remote_reads() && !__atomic_load_n(&dsm__home_tracked,
+                                                            __ATOMIC_ACQUIRE)) ||
+                 (pg->flags & DSM_PF_NOTRAP))) {
                 struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_UNTRACK, 1);
                 if (t.actions & DSM_ACT_PROTECT)
                     dsm__pb_add(&pb, p, dsm__page_prot(t.next));

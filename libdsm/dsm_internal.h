@@ -352,8 +352,8 @@ DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n, int at_barrier);
  * time per node). */
 /* Returns the number of pages this node had written since its last release. */
 DSM_HIDDEN size_t dsm__release_writes(int at_barrier);
-/* dsm_flush's release: the same pages, group by group in the order they
- * were first written, each visible everywhere before the next (ordered.c). */
+/* dsm_flush's release: the same pages, visible to the other nodes' threads
+ * all at once (ordered.c). */
 DSM_HIDDEN size_t dsm__release_writes_ordered(void);
 /* A page or prefetch request that waited for held pages (ordered.c). */
 DSM_HIDDEN void dsm__dispatch_held(const struct dsm_wire_hdr *h, const unsigned char *pl);
@@ -364,8 +364,16 @@ DSM_HIDDEN void dsm__ordered_fini(void);
 /* This node flushed, or another node's flush updated it: pages are fetched
  * by message from now on. */
 DSM_HIDDEN extern int dsm__ordered_mode;
+/* This node made an ordered flush: its home pages stay tracked. */
+DSM_HIDDEN extern int dsm__home_tracked;
+DSM_HIDDEN void dsm__track_home_pages(void);
 DSM_HIDDEN int  dsm__page_held(size_t p);
 DSM_HIDDEN void dsm__hold(size_t p);
+/* Shut: PROT_NONE (not a stack) until as many dsm__unshut; page lock held.
+ * A thread that faults on a shut page waits until it opens. */
+DSM_HIDDEN int  dsm__page_shut(size_t p);
+DSM_HIDDEN void dsm__shut(size_t p);
+DSM_HIDDEN void dsm__unshut(size_t p);
 DSM_HIDDEN void dsm__unhold_own(const uint32_t *pages, size_t n);
 /* 1 if the request names a held page: it is kept and served later. */
 DSM_HIDDEN int  dsm__held_defer(const struct dsm_wire_hdr *h, const void *payload);

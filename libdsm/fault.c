@@ -71,6 +71,21 @@ static int handle_kind(size_t p, int access, int *kind, uint64_t *wait_ns)
     struct dsm_page *pg = &g->pages[p];
 
     dsm__page_lock(p);
+    if (dsm__page_shut(p)) {
+        /* An ordered flush's bytes are going in (ordered.c): wait until
+         * all of them are, then retry the access. */
+        uint64_t t0 = dsm__now_ns();
+        uint32_t seen = __atomic_load_n(&g->installs, __ATOMIC_ACQUIRE);
+        dsm__page_unlock(p);
+        while (dsm__page_shut(p)) {
+            dsm__pt_install_wait(seen);
+            seen = __atomic_load_n(&g->installs, __ATOMIC_ACQUIRE);
+        }
+        *kind = FK_INFLIGHT;
+        *wait_ns = dsm__now_ns() - t0;
+        DSM_STAT_ADD(page_wait_ns, *wait_ns);
+        return 1;
+    }
     if (access == ACCESS_READ && is_readable(pg->state)) {
         /* Made readable since the access (by another thread's fetch). */
         dsm__page_unlock(p);
@@ -80,8 +95,11 @@ static int handle_kind(size_t p, int access, int *kind, uint64_t *wait_ns)
     int home = pg->home == g->rank;
     /* A home maps an untouched page writable at once, unless others may
      * read it unseen (dsm__remote_reads): then it maps it read-only, as if
-     * it had served it, so that its first write traps and is noticed. */
-    enum dsm_pevent ev = home && pg->state == DSM_P_INVALID && dsm__remote_reads() &&
+     * it had served it, so that its first write traps and is noticed; also
+     * once this node made an ordered flush (ordered.c). */
+    enum dsm_pevent ev = home && pg->state == DSM_P_INVALID &&
+                         (dsm__remote_reads() ||
+                          __atomic_load_n(&dsm__home_tracked, __ATOMIC_ACQUIRE)) &&
                          !(pg->flags & DSM_PF_NOTRAP) ? DSM_EV_SERVE : DSM_EV_FAULT;
     struct dsm_ptrans t = dsm__page_transition(pg->state, ev, home);
     if (t.actions & DSM_ACT_SEGV) {
@@ -189,6 +207,10 @@ static void sync_protection(size_t p)
 {
     struct dsm_page *pg = &dsm__g.pages[p];
     dsm__page_lock(p);
+    if (dsm__page_shut(p)) {
+        dsm__page_unlock(p);    /* handle_kind waits for it */
+        return;
+    }
     if (pg->state == DSM_P_READ_WRITE) {
         __atomic_fetch_add(&dsm__upgrades, 1, __ATOMIC_SEQ_CST);
         dsm__vm_protect(p, 1, PROT_READ | PROT_WRITE);

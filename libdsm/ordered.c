@@ -13,30 +13,40 @@
  * from before: the write notices that drop such copies only come after
  * the release, and only take effect at the reader's next flush.
  *
- * The ordered release (protocol.c, dsm__release_writes_ordered) sends the
- * pages written since the last release in groups, one per home, in the
- * order in which the pages were first written, and starts a group only
- * when the one before is visible everywhere:
- *   1. the home applies the group's diffs, each page unseen by its own
- *      threads (the page is PROT_NONE while its diff goes in), and holds
- *      the pages: requests for them wait here;
- *   2. it acks, naming the nodes that may hold copies (its copysets; every
- *      node when pages are read one-sidedly);
- *   3. the writer sends those nodes the same diffs (UPDATE); each applies
- *      them to the copies it holds, unseen by its threads, also to a twin,
- *      so that its own diff later leaves the writer's bytes out; a copy in
- *      flight is marked stale and fetched again; and acks;
- *   4. the writer releases the hold (UNHOLD); the held requests are served.
- * The writer's own home pages are a group too: it holds them itself and
- * sends whole pages.  So when a thread sees a value of a later group, every
- * earlier group's bytes are in every copy and at every home; within a
- * group a home applies pages in the order they were first written.
+ * The ordered release (protocol.c, dsm__release_writes_ordered) makes a
+ * flush one step for the other nodes' threads: they see all of its pages
+ * new, or none.  Order within a flush cannot do it: the DSM learns only the
+ * first write to a page in an interval, and "data, then the flag on the
+ * page of the data's first row" (tests/omp flag_pipeline, variant 5) puts
+ * the flag's page first.  So:
+ *   1. the writer sends every home its diffs at once (DIFF, ORDERED); each
+ *      home applies them with the pages shut (PROT_NONE: its own threads
+ *      wait in the fault handler) and held (page requests for them wait
+ *      here), and acks, naming the nodes that may hold copies (its
+ *      copysets; every node when pages are read one-sidedly);
+ *   2. the writer sends each of those nodes the diffs of the pages it may
+ *      hold (UPDATE; its own home pages too, as diffs against the twin made
+ *      at the first write after a serve, or whole); each node shuts its
+ *      copies, applies them (also to a twin, so that its own diff later
+ *      leaves the writer's bytes out; a copy in flight is marked stale and
+ *      fetched again), reopens them all at the last message, and acks;
+ *   3. the writer releases the holds (UNHOLD); the homes reopen the pages
+ *      and serve the requests that waited.
+ * A thread that sees any byte of the flush (a copy reopened at step 2, a
+ * home page reopened at step 3, or a page fetched after step 3) finds
+ * every other page of the flush new too: its own copies were updated at
+ * step 2 all at once, and every home either reopened its pages or still
+ * holds them.  Not covered: a stack at its home (never shut there: a
+ * thread runs on it), whose home threads see other nodes' writes to it
+ * page by page; and the writer's own home pages, which its own threads see
+ * as written.
  *
  * Threads: dsm__on_update, dsm__on_unhold, dsm__held_defer and
  * dsm__serve_held under the progress token (the communication thread, or a
  * waiting thread where the transport lets it poll); dsm__hold and
- * dsm__unhold_own in the application thread that flushes.  held[] counts
- * change with atomic operations: a page may be held by several writers'
+ * dsm__unhold_own in the application thread that flushes; dsm__page_shut
+ * in the fault handler.  held[] counts change with atomic operations, shut[]
+ * under the page's lock: a page may be held or shut by several writers'
  * flushes at once.
  */
 #include <stdlib.h>
@@ -47,9 +57,18 @@
 
 /* Per page: how many ordered flushes hold it at this home. */
 static uint16_t *held;
+/* Per page: how many ordered flushes keep it shut here (at its home until
+ * UNHOLD, in a copy until the last UPDATE of the flush). */
+static uint16_t *shut;
+/* Per sender: the copies its UPDATEs so far shut, reopened at its last. */
+static struct shut_list { uint32_t *p; size_t n, cap; } pending[DSM_MAX_NODES];
 /* Set once this node flushed or was updated: from then on pages are
  * fetched by message (a one-sided read cannot wait for a hold). */
 int dsm__ordered_mode;
+/* Set at this node's first ordered flush: its home pages are tracked from
+ * then on (never left writable without a trap), so that a page it serves
+ * holds only released bytes (dsm__track_home_pages). */
+int dsm__home_tracked;
 
 /* Requests for held pages, served when the holds are gone. */
 struct held_req {
@@ -67,8 +86,14 @@ int dsm__ordered_init(void)
 {
     held = mmap(NULL, dsm__g.npages * sizeof *held, PROT_READ | PROT_WRITE,
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (held == MAP_FAILED) {
-        held = NULL;
+    shut = mmap(NULL, dsm__g.npages * sizeof *shut, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (held == MAP_FAILED || shut == MAP_FAILED) {
+        if (held != MAP_FAILED)
+            munmap(held, dsm__g.npages * sizeof *held);
+        if (shut != MAP_FAILED)
+            munmap(shut, dsm__g.npages * sizeof *shut);
+        held = shut = NULL;
         return -DSM_ENOMEM;
     }
     hq_head = NULL;
@@ -76,6 +101,7 @@ int dsm__ordered_init(void)
     hq_count = 0;
     held_kick = 0;
     dsm__ordered_mode = 0;
+    dsm__home_tracked = 0;
     return 0;
 }
 
@@ -83,7 +109,14 @@ void dsm__ordered_fini(void)
 {
     if (held)
         munmap(held, dsm__g.npages * sizeof *held);
-    held = NULL;
+    if (shut)
+        munmap(shut, dsm__g.npages * sizeof *shut);
+    held = shut = NULL;
+    for (int r = 0; r < DSM_MAX_NODES; r++) {
+        free(pending[r].p);
+        pending[r].p = NULL;
+        pending[r].n = pending[r].cap = 0;
+    }
     while (hq_head) {
         struct held_req *r = hq_head;
         hq_head = r->next;
@@ -96,6 +129,76 @@ void dsm__ordered_fini(void)
 int dsm__page_held(size_t p)
 {
     return held && __atomic_load_n(&held[p], __ATOMIC_ACQUIRE) != 0;
+}
+
+/* A home serves a copy of its page as of its last release (its twin, when
+ * its threads wrote it since: protocol.c serve_page), so that a flag a
+ * thread here stored after data it has not flushed yet cannot reach
+ * another node before that data.  That needs every write to a home page
+ * to trap once per release, also to pages nobody else held (which a home
+ * otherwise leaves writable): write-protect those now; the barrier leaves
+ * them protected and a first touch maps them read-only from now on. */
+void dsm__track_home_pages(void)
+{
+    struct dsm_protect_batch pb = { 0, 0, 0 };
+    if (__atomic_exchange_n(&dsm__home_tracked, 1, __ATOMIC_ACQ_REL))
+        return;
+    for (size_t p = 0; p < dsm__g.npages; p++) {
+        struct dsm_page *pg = &dsm__g.pages[p];
+        if (pg->home != dsm__g.rank || pg->state != DSM_P_READ_WRITE ||
+            (pg->flags & (DSM_PF_NOTRAP | DSM_PF_MARKED)))
+            continue;
+        dsm__page_lock(p);
+        if (pg->state == DSM_P_READ_WRITE && !(pg->flags & (DSM_PF_NOTRAP | DSM_PF_MARKED))) {
+            pg->state = DSM_P_READ_ONLY;
+            dsm__pb_add(&pb, p, PROT_READ);
+        }
+        dsm__page_unlock(p);
+    }
+    dsm__pb_flush(&pb);
+}
+
+int dsm__page_shut(size_t p)
+{
+    return shut && __atomic_load_n(&shut[p], __ATOMIC_ACQUIRE) != 0;
+}
+
+/* A readable page that may be shut: not a stack at its home, where a
+ * thread may run on it (a copy of another node's stack is shut: no thread
+ * here runs on it). */
+static int open_state(const struct dsm_page *pg)
+{
+    return !((pg->flags & DSM_PF_NOTRAP) && pg->home == dsm__g.rank) &&
+           (pg->state == DSM_P_READ_ONLY || pg->state == DSM_P_READ_WRITE);
+}
+
+void dsm__shut(size_t p)
+{
+    if (__atomic_fetch_add(&shut[p], 1, __ATOMIC_ACQ_REL) == 0 &&
+        open_state(&dsm__g.pages[p]))
+        dsm__vm_protect(p, 1, PROT_NONE);
+}
+
+void dsm__unshut(size_t p)
+{
+    struct dsm_page *pg = &dsm__g.pages[p];
+    uint16_t old = __atomic_load_n(&shut[p], __ATOMIC_ACQUIRE);
+    if (old == 0)
+        dsm__fatal("internal error: page %zu reopened, but it is not shut", p);
+    if (old > 1) {
+        __atomic_fetch_sub(&shut[p], 1, __ATOMIC_ACQ_REL);
+        return;
+    }
+    if (open_state(pg)) {
+        int prot = dsm__page_prot(pg->state);
+        /* A flush of this node that write-protected the page before this
+         * opens it protects it once more before taking its diff. */
+        if (prot & PROT_WRITE)
+            __atomic_fetch_add(&dsm__upgrades, 1, __ATOMIC_SEQ_CST);
+        dsm__vm_protect(p, 1, prot);
+    }
+    __atomic_store_n(&shut[p], 0, __ATOMIC_RELEASE);
+    dsm__pt_install_done();     /* threads waiting in the fault handler */
 }
 
 void dsm__hold(size_t p)
@@ -176,9 +279,10 @@ void dsm__serve_held(void)
     }
 }
 
-/* Apply one entry to this node's copy of page p, unseen by its threads. */
-static void update_copy(size_t p, const unsigned char *bytes, uint32_t len, int full,
-                        int src)
+/* Apply one entry to this node's copy of page p, which stays shut until
+ * the sender's last UPDATE of this flush; 1 if it was shut. */
+static int update_copy(size_t p, const unsigned char *bytes, uint32_t len, int full,
+                       int src)
 {
     struct dsm_page *pg = &dsm__g.pages[p];
     size_t ps = dsm__g.page_size;
@@ -186,31 +290,28 @@ static void update_copy(size_t p, const unsigned char *bytes, uint32_t len, int 
     dsm__page_lock(p);
     if (pg->state == DSM_P_UNALLOC || pg->home == dsm__g.rank) {
         dsm__page_unlock(p);
-        return;
+        return 0;
     }
     if (pg->state == DSM_P_IN_FLIGHT) {
         /* The copy under way may have left the home before the diff went
          * in there: the faulting thread fetches it again. */
         pg->flags |= DSM_PF_STALE;
         dsm__page_unlock(p);
-        return;
+        return 0;
     }
     if (pg->state == DSM_P_PREFETCHED) {
         pg->state = dsm__page_transition(pg->state, DSM_EV_INVALIDATE, 0).next;
         dsm__page_unlock(p);
         DSM_STAT_ADD(prefetch_wasted, 1);
-        return;
+        return 0;
     }
     if (pg->state != DSM_P_READ_ONLY && pg->state != DSM_P_READ_WRITE) {
         dsm__page_unlock(p);
-        return;
+        return 0;
     }
-    /* Closed while the bytes go in: a thread that reads the page now
-     * faults and waits for the page lock, so it sees all of this page's
-     * update or none of it.  Not a stack: a thread may run on it. */
-    const int close = !(pg->flags & DSM_PF_NOTRAP);
-    if (close)
-        dsm__vm_protect(p, 1, PROT_NONE);
+    /* Shut while the flush's bytes go in: a thread that reads the page now
+     * waits in the fault handler until every page of the flush is in. */
+    dsm__shut(p);
     unsigned char *page = dsm__sys_page(p);
     long rc = 0;
     if (!full) {
@@ -235,14 +336,23 @@ static void update_copy(size_t p, const unsigned char *bytes, uint32_t len, int 
     }
     if (rc < 0)
         dsm__fatal("malformed update from rank %d for page %zu", src, p);
-    if (close) {
-        int prot = dsm__page_prot(pg->state);
-        if (prot & PROT_WRITE)
-            __atomic_fetch_add(&dsm__upgrades, 1, __ATOMIC_SEQ_CST);
-        dsm__vm_protect(p, 1, prot);
-    }
     dsm__page_unlock(p);
     DSM_STAT_ADD(flush_updates, 1);
+    return 1;
+}
+
+static void pending_add(int src, uint32_t p)
+{
+    struct shut_list *l = &pending[src];
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 16;
+        uint32_t *v = realloc(l->p, nc * sizeof *v);
+        if (!v)
+            dsm__fatal("out of private memory listing updated pages");
+        l->p = v;
+        l->cap = nc;
+    }
+    l->p[l->n++] = p;
 }
 
 void dsm__on_update(const struct dsm_wire_hdr *h, const unsigned char *pl)
@@ -255,8 +365,19 @@ void dsm__on_update(const struct dsm_wire_hdr *h, const unsigned char *pl)
         struct dsm_wire_diff e;
         memcpy(&e, pl + pos, sizeof e);     /* checked by dsm__wire_check */
         pos += sizeof e;
-        update_copy(e.page, pl + pos, e.len, full, h->src);
+        if (update_copy(e.page, pl + pos, e.len, full, h->src))
+            pending_add(h->src, e.page);
         pos += e.len;
+    }
+    if (h->flags & DSM_MF_LAST) {
+        /* The sender's whole flush is in: every copy it shut opens. */
+        struct shut_list *l = &pending[h->src];
+        for (size_t i = 0; i < l->n; i++) {
+            dsm__page_lock(l->p[i]);
+            dsm__unshut(l->p[i]);
+            dsm__page_unlock(l->p[i]);
+        }
+        l->n = 0;
     }
     struct dsm_msg *m = dsm__msg_new(DSM_MSG_UPDATE_ACK, h->src, 0);
     m->hdr.waiter = h->waiter;
@@ -269,6 +390,9 @@ void dsm__on_unhold(const struct dsm_wire_hdr *h, const unsigned char *pl)
         uint32_t p;
         memcpy(&p, pl + 4 * i, 4);
         unhold(p, h->src);
+        dsm__page_lock(p);
+        dsm__unshut(p);
+        dsm__page_unlock(p);
     }
     if (hq_head)
         dsm__serve_held();

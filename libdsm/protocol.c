@@ -188,7 +188,9 @@ static void serve_page(size_t p, int src, uint32_t waiter)
     pg->state = t.next;
 send:
     if (copy)
-        memcpy(m->payload, dsm__sys_page(p), ps);
+        /* As of this node's last release: written since, its twin. */
+        memcpy(m->payload, (pg->flags & DSM_PF_TWIN) ? dsm__twin_page(p) : dsm__sys_page(p),
+               ps);
     dsm__page_unlock(p);
 
     /* Zero copy: the page goes from our system view straight into the
@@ -232,33 +234,6 @@ static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *p
  * the last one.  Progress token only. */
 static uint64_t ordered_targets[DSM_MAX_NODES];
 
-/* The home's own view of page p goes PROT_NONE while an ordered diff goes
- * in, so that its threads see all of the page's diff or none of it; 1 if
- * it was readable (and must be opened again). */
-static int close_home_page(size_t p)
-{
-    int s = dsm__g.pages[p].state;
-    /* Not a stack (DSM_PF_NOTRAP): the thread applying the diff may be
-     * running on it (libdsm(7), FLUSH ORDER, says what is left out). */
-    if ((s != DSM_P_READ_ONLY && s != DSM_P_READ_WRITE) ||
-        (dsm__g.pages[p].flags & DSM_PF_NOTRAP))
-        return 0;
-    dsm__vm_protect(p, 1, PROT_NONE);
-    return 1;
-}
-
-static void reopen_home_page(size_t p)
-{
-    struct dsm_page *pg = &dsm__g.pages[p];
-    int prot = (pg->flags & DSM_PF_NOTRAP) ? PROT_READ | PROT_WRITE
-                                           : dsm__page_prot(pg->state);
-    /* A flush of this node that write-protected the page before this
-     * opened it again protects it once more before taking its diff. */
-    if (prot & PROT_WRITE)
-        __atomic_fetch_add(&dsm__upgrades, 1, __ATOMIC_SEQ_CST);
-    dsm__vm_protect(p, 1, prot);
-}
-
 /* The nodes other than src and this one that may hold a copy of page p:
  * its copyset, or every node when pages are read one-sidedly. */
 static uint64_t copy_holders(size_t p, int src)
@@ -293,7 +268,6 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
          * with the same value (two ranks' lost increments from 0 to 1000)
          * would no longer show as the home's. */
         const int races = dsm__unlikely(dsm__g.cfg.check_races);
-        int closed = 0;
         /* A home twins a page it writes after a serve (fault.c), so that an
          * ordered flush sends only its own writes: others' bytes go into
          * the twin too, under the page lock. */
@@ -302,9 +276,10 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
         if (locked)
             dsm__page_lock(e.page);
         if (ordered) {
-            closed = close_home_page(e.page);
+            /* Shut and held until the sender's UNHOLD (ordered.c). */
             ordered_targets[h->src] |= copy_holders(e.page, h->src);
             dsm__hold(e.page);
+            dsm__shut(e.page);
         }
         if (h->flags & DSM_MF_BARRIER) {
             if (races && (dsm__g.pages[e.page].flags & DSM_PF_TWIN))
@@ -314,8 +289,6 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
         long rc = dsm__diff_apply(dsm__sys_page(e.page), ps, pl + pos, e.len);
         if (rc >= 0 && (dsm__g.pages[e.page].flags & DSM_PF_TWIN))
             (void)dsm__diff_apply(dsm__twin_page(e.page), ps, pl + pos, e.len);
-        if (closed)
-            reopen_home_page(e.page);
         if (locked)
             dsm__page_unlock(e.page);
         if (rc < 0)
@@ -797,41 +770,51 @@ static void og_add(struct ogroup *g, size_t p, int whole, size_t maxp)
     og_page(g, (uint32_t)p, sizeof e + e.len);
 }
 
-/* Send every chunk of g to every node in targets as UPDATEs, and wait until
- * all have applied them. */
-static void og_update(const struct ogroup *g, uint64_t targets, int whole)
+/* Step 2 of ordered.c: every node in a group's targets gets the group's
+ * chunks, all groups' in one sequence per node, the last marked LAST (the
+ * node reopens its copies then); wait until every chunk is applied. */
+static void og_update_all(const struct ogroup *grp, size_t ng, const uint64_t *gt)
 {
-    int n = 0;
+    int total = 0;
     for (int r = 0; r < dsm__g.nodes; r++)
-        n += (targets >> r) & 1;
-    if (!n || !g->nc)
+        for (size_t k = 0; k < ng; k++)
+            if ((gt[k] >> r) & 1)
+                total += (int)grp[k].nc;
+    if (!total)
         return;
     uint32_t w = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
-    dsm__waiter_note(w, -1, g->pages[0]);
-    dsm__waiter_add_expected(w, n * (int)g->nc);
+    dsm__waiter_note(w, -1, grp[0].np ? grp[0].pages[0] : 0);
+    dsm__waiter_add_expected(w, total);
     for (int r = 0; r < dsm__g.nodes; r++) {
-        if (!((targets >> r) & 1))
-            continue;
-        for (size_t i = 0; i < g->nc; i++) {
-            struct dsm_msg *m = dsm__msg_new(DSM_MSG_UPDATE, r, g->c[i].len);
-            memcpy(m->payload, g->c[i].buf, g->c[i].len);
-            m->hdr.len = g->c[i].len;
-            m->hdr.waiter = w;
-            if (whole)
-                m->hdr.flags |= DSM_MF_FULL;
-            dsm__msg_send(m);
+        int left = 0;
+        for (size_t k = 0; k < ng; k++)
+            if ((gt[k] >> r) & 1)
+                left += (int)grp[k].nc;
+        for (size_t k = 0; k < ng && left; k++) {
+            if (!((gt[k] >> r) & 1))
+                continue;
+            for (size_t i = 0; i < grp[k].nc; i++) {
+                struct dsm_msg *m = dsm__msg_new(DSM_MSG_UPDATE, r, grp[k].c[i].len);
+                memcpy(m->payload, grp[k].c[i].buf, grp[k].c[i].len);
+                m->hdr.len = grp[k].c[i].len;
+                m->hdr.waiter = w;
+                if (grp[k].whole)
+                    m->hdr.flags |= DSM_MF_FULL;
+                if (--left == 0)
+                    m->hdr.flags |= DSM_MF_LAST;
+                dsm__msg_send(m);
+            }
         }
     }
     dsm__waiter_wait(w);
     dsm__waiter_put(w);
 }
 
-/* Another home's group: its diffs, applied and held there; then the copies
- * elsewhere; then the hold released. */
-static void og_release_remote(struct ogroup *g)
+/* Step 1: another home's diffs, applied, shut and held there; its ack
+ * names the nodes that may hold copies (into *targets). */
+static uint32_t og_send_diffs(const struct ogroup *g, uint64_t *targets)
 {
-    uint64_t targets = 0;
-    uint32_t w = dsm__waiter_get(DSM_WAIT_ACKS, 0, &targets);
+    uint32_t w = dsm__waiter_get(DSM_WAIT_ACKS, 0, targets);
     dsm__waiter_note(w, g->home, g->pages[0]);
     dsm__waiter_add_expected(w, 1);
     for (size_t i = 0; i < g->nc; i++) {
@@ -845,11 +828,7 @@ static void og_release_remote(struct ogroup *g)
         }
         send_diff(m);
     }
-    dsm__waiter_wait(w);
-    dsm__waiter_put(w);
-    targets &= ~((uint64_t)1 << dsm__g.rank) & ~((uint64_t)1 << g->home);
-    og_update(g, targets, 0);
-    dsm__msg_send_pages(DSM_MSG_UNHOLD, g->home, g->pages, g->np, 0, 0, 0, 0, 0);
+    return w;
 }
 
 static void flush_ordered(const uint32_t *list, size_t n)
@@ -934,18 +913,37 @@ static void flush_ordered(const uint32_t *list, size_t n)
         dsm__page_unlock(p);
     }
     pthread_mutex_unlock(&flush_lock);
-    /* Group by group, in the order their first pages were written. */
+    /* ordered.c, steps 1 to 3. */
+    uint64_t *gt = calloc(ngroups ? ngroups : 1, sizeof *gt);
+    uint32_t *gw = calloc(ngroups ? ngroups : 1, sizeof *gw);
+    if (!gt || !gw)
+        dsm__fatal("out of private memory flushing %zu pages", n);
+    for (size_t k = 0; k < ngroups; k++)
+        if (grp[k].np && grp[k].home != g->rank)
+            gw[k] = og_send_diffs(&grp[k], &gt[k]);
     for (size_t k = 0; k < ngroups; k++) {
-        struct ogroup *og = &grp[k];
-        if (og->np == 0)
+        if (!grp[k].np)
             continue;
-        if (og->home != g->rank) {
-            og_release_remote(og);
+        if (grp[k].home != g->rank) {
+            dsm__waiter_wait(gw[k]);
+            dsm__waiter_put(gw[k]);
+            gt[k] &= ~me & ~((uint64_t)1 << grp[k].home);
         } else {
-            og_update(og, og->targets, og->whole);
-            dsm__unhold_own(og->pages, og->np);
+            gt[k] = grp[k].targets & ~me;
         }
     }
+    og_update_all(grp, ngroups, gt);
+    for (size_t k = 0; k < ngroups; k++) {
+        if (!grp[k].np)
+            continue;
+        if (grp[k].home != g->rank)
+            dsm__msg_send_pages(DSM_MSG_UNHOLD, grp[k].home, grp[k].pages, grp[k].np,
+                                0, 0, 0, 0, 0);
+        else
+            dsm__unhold_own(grp[k].pages, grp[k].np);
+    }
+    free(gt);
+    free(gw);
     diffs_acked();
     for (size_t k = 0; k < ngroups; k++) {
         for (size_t i = 0; i < grp[k].nc; i++)
@@ -962,6 +960,8 @@ size_t dsm__release_writes_ordered(void)
 {
     uint32_t *list;
     __atomic_store_n(&dsm__ordered_mode, 1, __ATOMIC_RELEASE);
+    if (!__atomic_load_n(&dsm__home_tracked, __ATOMIC_ACQUIRE))
+        dsm__track_home_pages();
     pthread_mutex_lock(&release_lock);
     dsm__notrap_mark();
     size_t n = dsm__pt_take_marked(&list);

@@ -16,9 +16,9 @@
  *     lock id + 1, as a mutex word does, locks.c), and the thread that
  *     takes that lock and finds the first byte still 0 at the home
  *     constructs the object: exactly one in the job;
- *   - release writes the object to the homes first (dsm_flush), then "made"
- *     at the home, under the shim's once lock (as pthread_once does,
- *     once_keys.c), and gives the guard's lock back; a thread that finds
+ *   - release writes the object to the homes first (by taking and giving
+ *     back the shim's once lock), then "made" at the home, and gives the
+ *     guard's lock back; a thread that finds
  *     "made" at the home takes and gives back the once lock, for the
  *     constructor's writes; either way this rank's copy of the first byte
  *     becomes 1, so that its later calls take the compiler's inline path;
@@ -141,12 +141,12 @@ SHIM_EXPORT void __cxa_guard_release(int64_t *g)
         real___cxa_guard_release(g);
         return;
     }
-    /* The object at its homes before anyone can see "made". */
+    /* The object at its homes (the once lock's release) before anyone can
+     * see "made"; a thread that sees it takes the once lock after that. */
     dsm_lock_acquire(SHIM_LOCK_ONCE);
-    dsm_flush();
+    dsm_lock_release(SHIM_LOCK_ONCE);
     dsm__atomic((uint32_t *)(void *)g, DSM_AOP_STORE, 4, 1, 0, 0, 0, NULL);
     mark_made_here(g);
-    dsm_lock_release(SHIM_LOCK_ONCE);
     dsm_lock_release(id);
 }
 
