@@ -135,7 +135,34 @@ static const char *decode(const struct dsm_wire_limits *l, const uint8_t *msg, s
         return NULL;
     case DSM_MSG_DIFF:
         return decode_diff(l, &h, pl);
+    case DSM_MSG_UPDATE:
+        /* ordered.c: diffs as DIFF, or whole pages with FULL. */
+        if (!(h.flags & DSM_MF_FULL))
+            return decode_diff(l, &h, pl);
+        for (size_t pos = 0; pos < h.len;) {
+            struct dsm_wire_diff e;
+            if (h.len - pos < sizeof e)
+                return broken("a truncated whole-page entry", h.type, pos);
+            memcpy(&e, pl + pos, sizeof e);
+            pos += sizeof e;
+            if (e.page >= l->npages)
+                return broken("a page beyond the region", h.type, e.page);
+            if (e.len != l->page_size || e.len > h.len - pos)
+                return broken("a whole page of the wrong size", h.type, e.len);
+            static unsigned char copy[16384];
+            memcpy(copy, pl + pos, e.len);
+            pos += e.len;
+        }
+        return NULL;
+    case DSM_MSG_UNHOLD:
+        if (h.len % 4)
+            return broken("a page list of odd length", h.type, h.len);
+        for (size_t i = 0; i < h.len; i += 4)
+            if (u32_at(pl + i) >= l->npages)
+                return broken("a page beyond the region", h.type, u32_at(pl + i));
+        return NULL;
     case DSM_MSG_DIFF_ACK:
+    case DSM_MSG_UPDATE_ACK:
     case DSM_MSG_ATOMIC_REPLY:
         return h.len ? broken("a payload on a reply", h.type, h.len) : NULL;
     case DSM_MSG_LOCK_REQ:
