@@ -307,6 +307,53 @@ static void test_flush_notice(void **state)
     assert_int_equal(check(&L, mk(DSM_MSG_FLUSH_NOTICE, 0, 0, pages, 6), 0), -DSM_EPROTO);
 }
 
+/* The ordered flush (ordered.c): UPDATE as DIFF, or with FULL whole pages;
+ * UPDATE_ACK empty; UNHOLD a list of pages of the region. */
+static size_t mk_flags(uint16_t type, int src, const void *pl, uint32_t len, uint8_t flags)
+{
+    size_t n = mk(type, src, 0, pl, len);
+    struct dsm_wire_hdr h;
+    memcpy(&h, buf, sizeof h);
+    h.flags = flags;
+    memcpy(buf, &h, sizeof h);
+    return n;
+}
+
+static void test_ordered_flush(void **state)
+{
+    (void)state;
+    static unsigned char pl[sizeof(struct dsm_wire_diff) + 256];
+    struct dsm_wire_diff e = { 3, 256 };
+    memcpy(pl, &e, sizeof e);
+    assert_int_equal(check(&L, mk_flags(DSM_MSG_UPDATE, 0, pl, sizeof pl, DSM_MF_FULL), 0), 0);
+    /* A whole page of the wrong size, cut short, or beyond the region. */
+    e.len = 255;
+    memcpy(pl, &e, sizeof e);
+    assert_int_equal(check(&L, mk_flags(DSM_MSG_UPDATE, 0, pl, sizeof pl - 1, DSM_MF_FULL), 0),
+                     -DSM_EPROTO);
+    e.len = 256;
+    memcpy(pl, &e, sizeof e);
+    assert_int_equal(check(&L, mk_flags(DSM_MSG_UPDATE, 0, pl, sizeof pl - 1, DSM_MF_FULL), 0),
+                     -DSM_EPROTO);
+    e.page = (uint32_t)L.npages;
+    memcpy(pl, &e, sizeof e);
+    assert_int_equal(check(&L, mk_flags(DSM_MSG_UPDATE, 0, pl, sizeof pl, DSM_MF_FULL), 0),
+                     -DSM_EPROTO);
+    /* Without FULL the same bytes are a diff, and a malformed one. */
+    e.page = 3;
+    memcpy(pl, &e, sizeof e);
+    assert_int_equal(check(&L, mk_flags(DSM_MSG_UPDATE, 0, pl, sizeof pl, 0), 0), -DSM_EPROTO);
+    assert_int_equal(check(&L, mk_flags(DSM_MSG_UPDATE, 0, NULL, 0, DSM_MF_LAST), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_UPDATE_ACK, 2, 0, NULL, 0), 2), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_UPDATE_ACK, 2, 0, pl, 4), 2), -DSM_EPROTO);
+    uint32_t pages[2] = { 0, (uint32_t)L.npages - 1 };
+    assert_int_equal(check(&L, mk(DSM_MSG_UNHOLD, 0, 0, pages, sizeof pages), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_UNHOLD, 0, 0, pages, 6), 0), -DSM_EPROTO);
+    pages[1] = (uint32_t)L.npages;
+    assert_int_equal(check(&L, mk(DSM_MSG_UNHOLD, 0, 0, pages, sizeof pages), 0),
+                     -DSM_EPROTO);
+}
+
 /* Service calls (service.c): a known service, at most DSM_CALL_MAX bytes,
  * from any rank to any rank. */
 static void test_calls(void **state)
@@ -361,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_atomics),
         cmocka_unit_test(test_calls),
         cmocka_unit_test(test_flush_notice),
+        cmocka_unit_test(test_ordered_flush),
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_regress),
     };
