@@ -37,8 +37,6 @@
 
 #include "dsm_internal.h"
 
-int (*dsm__bcast_hook)(void *addr, size_t len, int root);
-
 /* One MPI_Ibcast moves at most this many bytes (its count is an int). */
 #define BCAST_CHUNK ((size_t)1 << 30)
 
@@ -372,7 +370,7 @@ void dsm__bcast(void *addr, size_t len, int root)
 void dsm_bcast(void *addr, size_t len, int root)
 {
     DSM_CHECK_RUNNING();
-    if (dsm__bcast_hook && dsm__bcast_hook(addr, len, root))
+    if (dsm__hooks.bcast && dsm__hooks.bcast(addr, len, root))
         return;
     dsm__bcast(addr, len, root);
 }

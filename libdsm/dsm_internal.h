@@ -1,6 +1,7 @@
 /*
  * dsm_internal.h - libdsm's internal interface, grouped by file.  Nothing
- * here is exported (hidden visibility plus libdsm.map).
+ * here is exported (hidden visibility plus libdsm.map).  The part that the
+ * OpenMP shim uses too is in dsm_runtime.h, included here.
  */
 #ifndef DSM_INTERNAL_H
 #define DSM_INTERNAL_H
@@ -14,11 +15,9 @@
 #include "dsm.h"
 #include "dsm_pure.h"
 #include "wire.h"
+#include "dsm_runtime.h"    /* what the OpenMP shim uses of libdsm, declared there */
 #include "comm/comm.h"
 #include "trace.h"
-
-#define dsm__likely(x)   __builtin_expect(!!(x), 1)
-#define dsm__unlikely(x) __builtin_expect(!!(x), 0)
 
 /* Address ranges outside the region that can be brought under the DSM
  * (segment.c): the OpenMP shim's executable and the libraries it needs. */
@@ -100,13 +99,9 @@ extern struct dsm_global dsm__g DSM_HIDDEN;
 DSM_HIDDEN void dsm__host_probe(struct dsm_host *h);
 
 /* ---- error.c -------------------------------------------------------------- */
-/* Print "libdsm[rank N]: <message>" and end the whole job with exit status 1. */
-DSM_HIDDEN void dsm__fatal(const char *fmt, ...)
-    __attribute__((noreturn, format(printf, 1, 2)));
+/* dsm__fatal, dsm__dying: dsm_runtime.h. */
 /* The second half of dsm__fatal, for a report already printed: end the job. */
 DSM_HIDDEN void dsm__die(void) __attribute__((noreturn));
-/* Non-zero once a fatal report has begun (the signal reports stay quiet). */
-extern int dsm__dying DSM_HIDDEN;
 /* Public entry check: fatal unless dsm_init() ran and dsm_finalize() did not. */
 DSM_HIDDEN void dsm__check_running(const char *func);
 #define DSM_CHECK_RUNNING() \
@@ -119,8 +114,7 @@ DSM_HIDDEN void dsm__vm_fini(void);
 /* Every page readable and writable with the contents it has here (the end
  * of a keep_mapped run: no more fetches). */
 DSM_HIDDEN void dsm__vm_open_all(void);
-/* In a child of fork(): private views of the region (vm.c); -1 on failure. */
-DSM_HIDDEN int dsm__vm_detach_child(void);
+/* dsm__vm_detach_child: dsm_runtime.h. */
 /* mprotect pages [first, first+count) of the application view; fatal on error. */
 DSM_HIDDEN void dsm__vm_protect(size_t first, size_t count, int prot);
 DSM_HIDDEN void dsm__vm_release(size_t first, size_t count);  /* drop backing */
@@ -426,11 +420,7 @@ enum dsm_coll_kind { DSM_COLL_BARRIER = 0, DSM_COLL_MALLOC, DSM_COLL_FREE, DSM_C
  * barrier are still deferred, so it can set up pages they may ask for. */
 DSM_HIDDEN void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
                                      void (*at_release)(void *), void *arg);
-/* This node has threads that use shared memory and locks while another of
- * its threads is in a barrier (bystanders: the OpenMP shim's program
- * threads).  From the next barrier on, no page moves its home (first-touch
- * placement, DSM_PF_MIGRATE) anywhere: barrier.c. */
-DSM_HIDDEN void dsm__barrier_bystanders(void);
+/* dsm__barrier_bystanders: dsm_runtime.h. */
 /* prefetch.c: after a barrier of this kind (epoch advanced): let queued
  * prefetches go, and run the history prefetch after dsm_barrier. */
 DSM_HIDDEN void dsm__prefetch_after_barrier(enum dsm_coll_kind kind);
@@ -442,45 +432,16 @@ DSM_HIDDEN int  dsm__lock_init(void);
 DSM_HIDDEN void dsm__on_lock_req(const struct dsm_wire_hdr *h);
 DSM_HIDDEN void dsm__on_lock_grant(const struct dsm_wire_hdr *h, const void *p);
 DSM_HIDDEN void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *p);
-/* Acquire lock id if it is free now: 1 acquired (as dsm_lock_acquire), 0 held
- * elsewhere. */
-DSM_HIDDEN int  dsm__lock_try(int id);
-/* Release a lock that this node or another one holds (DSM_MF_HANDOFF). */
-DSM_HIDDEN void dsm__lock_release_handoff(int id);
+/* dsm__lock_try, dsm__lock_release_handoff: dsm_runtime.h. */
 
 /* ---- atomic.c: operations run at the home of the word ---------------------- */
-enum dsm_aop { DSM_AOP_LOAD = 0, DSM_AOP_STORE, DSM_AOP_XCHG, DSM_AOP_CAS,
-               DSM_AOP_FETCH_ADD, DSM_AOP_FETCH_SUB, DSM_AOP_FETCH_AND,
-               DSM_AOP_FETCH_OR, DSM_AOP_FETCH_XOR, DSM_AOP_FETCH_NAND,
-               /* on a 16-byte {generation, position} pair: */
-               DSM_AOP_WS_GRAB,    /* a gen, b count, c chunk, d guided threads:
-                                    * returns start, *r2 = size (0: used up) */
-               DSM_AOP_WS_LOAD2,   /* returns gen, *r2 = position */
-               DSM_AOP_WS_STORE2   /* gen = a, position = b */ };
-/* Run op on the word of `size` bytes at addr (in the region) at its home.
- * CAS: b is the expected value, a the new one; returns the old value and
- * *r2 = 1 if it swapped.  r2 may be NULL. */
-DSM_HIDDEN uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a,
-                                uint64_t b, uint64_t c, uint64_t d, uint64_t *r2);
+/* enum dsm_aop, dsm__atomic: dsm_runtime.h. */
 DSM_HIDDEN void dsm__on_atomic_req(const struct dsm_wire_hdr *h, const void *payload);
 DSM_HIDDEN void dsm__on_atomic_reply(const struct dsm_wire_hdr *h);
 
 /* ---- service.c: functions another rank runs for this one ------------------ */
 #define DSM_SERVICE_SLOTS 256   /* calls that may wait here at once */
-/* Runs on the serving rank's service thread: the request's len bytes from
- * rank src; writes at most DSM_CALL_MAX reply bytes and their count. */
-typedef int64_t (*dsm__service_fn)(int src, const void *req, size_t len, void *reply,
-                                   size_t *reply_len);
-/* On every rank, the same id and function, before any rank calls it. */
-DSM_HIDDEN void dsm__service_register(unsigned id, dsm__service_fn fn);
-/* Run service id on node with the request: hlen bytes of head then blen of
- * body (together <= DSM_CALL_MAX; the body may be shared memory).  The
- * reply (at most cap bytes, private memory: it is written under the
- * progress token) goes to reply, its length to *reply_len.  Returns the
- * service's result.  Application threads. */
-DSM_HIDDEN int64_t dsm__call(int node, unsigned id, const void *head, size_t hlen,
-                             const void *body, size_t blen, void *reply, size_t cap,
-                             size_t *reply_len);
+/* dsm__service_fn, dsm__service_register, dsm__call: dsm_runtime.h. */
 DSM_HIDDEN void dsm__on_call_req(const struct dsm_wire_hdr *h, const void *payload);
 DSM_HIDDEN void dsm__on_call_reply(const struct dsm_wire_hdr *h, const void *payload);
 /* dsm_finalize: stop the service thread (no call is pending after the last
@@ -499,57 +460,21 @@ DSM_HIDDEN void dsm__race_home_at(size_t p, uint32_t epoch);
 DSM_HIDDEN uint64_t dsm__races_found(void);
 
 /* ---- segment.c: memory outside the region brought under the DSM ----------- */
-/* Collective, once: put the address ranges of spec[0..n) (os-page aligned,
- * e.g. an executable's .data and .bss and its libraries') under the DSM,
- * homed at node `home`, at most DSM_MAX_SEGMENTS.  Every node must have the
- * same contents there (the same program image); they start as valid
- * read-only copies.  Only the byte ranges copy[0..ncopy) of each (offsets
- * from its addr) are copied; the rest reads as zero.  spare bytes of pages
- * are set aside after them for dsm__segments_add. */
-struct dsm_segment_spec {
-    void *addr;
-    size_t len;
-    const struct dsm_range *copy;
-    size_t ncopy;
-};
-DSM_HIDDEN void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t n, int home,
-                                     size_t spare);
-/* Collective, later (a library loaded with dlopen on every node): the same
- * for more ranges, in the spare pages.  Only the home's contents count; the
- * other nodes fetch them on first touch.  Fatal if the spare pages or the
- * DSM_MAX_SEGMENTS entries run out. */
-DSM_HIDDEN void dsm__segments_add(const struct dsm_segment_spec *spec, size_t n, int home);
-/* Mark the pages of [addr, addr+len) as migrating: at the first barrier
- * where one node alone wrote such a page, that node becomes its home.  Every
- * node must make the same calls. */
-DSM_HIDDEN void dsm__set_migrate(const void *addr, size_t len);
-/* Set by the OpenMP shim: write a name for addr ("symbol+offset") into out;
- * 0 on success.  Used by race reports (DSM_CHECK=races). */
-extern int (*dsm__name_address)(const void *addr, char *out, size_t outlen) DSM_HIDDEN;
-/* Mark [addr, addr+len) as stacks (DSM_PF_NOTRAP): a thread may run on them,
- * so the home never write-protects them (it could not even push the frame of
- * the handler); instead, while another node holds a copy, the home counts
- * them as written at every release (dsm__notrap_mark). */
-DSM_HIDDEN void dsm__set_notrap(const void *addr, size_t len);
+/* struct dsm_segment_spec, dsm__segments_attach, dsm__segments_add,
+ * dsm__set_migrate, dsm__set_notrap, dsm__altstack_setup: dsm_runtime.h. */
 DSM_HIDDEN void dsm__notrap_served(size_t p);   /* on_page_req, page lock held */
 DSM_HIDDEN void dsm__notrap_mark(void);         /* at barrier and lock release */
-/* Per thread: an alternate signal stack, so that a fault on a stack that
- * lives in the region can be handled. */
-DSM_HIDDEN void dsm__altstack_setup(void);
 
-/* ---- bcast.c --------------------------------------------------------------- */
-/* The collective broadcast itself (dsm_bcast without the shim's hook). */
-DSM_HIDDEN void dsm__bcast(void *addr, size_t len, int root);
-/* Set by the OpenMP shim: run dsm_bcast as the program's sequential code
- * asks it (rank 0 alone calls it there); returns 0 to let libdsm run it as
- * a plain collective. */
-extern int (*dsm__bcast_hook)(void *addr, size_t len, int root) DSM_HIDDEN;
+/* ---- bcast.c: dsm__bcast is in dsm_runtime.h ------------------------------- */
+
+/* ---- runtime.c: what a runtime on top of libdsm uses (dsm_runtime.h) ------- */
+/* The hooks it registered (dsm_rt_set_hooks); a NULL member is absent. */
+extern struct dsm_runtime_hooks dsm__hooks DSM_HIDDEN;
 
 /* ---- alloc.c --------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__alloc_init(void);
 DSM_HIDDEN void dsm__alloc_fini(void);
-/* Bytes of the largest free run of pages (the same on every node). */
-DSM_HIDDEN size_t dsm__alloc_largest_free(void);
+/* dsm__alloc_largest_free: dsm_runtime.h. */
 
 /* ---- fault.c --------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__fault_init(void);
@@ -569,33 +494,12 @@ DSM_HIDDEN void dsm__watchdog_tick(uint64_t now);
 /* The fault handler declined a SIGSEGV (not ours): report it before the
  * process dies of it.  Async-signal-safe. */
 DSM_HIDDEN void dsm__crash_report(int sig, const void *addr);
-/* Hand a signal on to the action that a handler in front of it replaced
- * (fault.c's in front of libsigsegv's, the OpenMP shim's in front of
- * that); if that was the default, restore it, and the faulting instruction
- * runs again and kills as it would have. */
-DSM_HIDDEN void dsm__pass_signal(const struct sigaction *next, int sig, siginfo_t *si,
-                                 void *uc);
-/* What the crash report says of a fault outside the region, if not the
- * default (the OpenMP shim sets it: it knows what is private there). */
-extern const char *dsm__unshared_hint DSM_HIDDEN;
-/* Called for a SIGSEGV or SIGBUS outside the region, or one the protocol
- * does not explain, before the crash report (fault.c): the OpenMP shim runs
- * the program's own handler there.  Returns 1 if the access may be retried
- * (the handler returned). */
-extern int (*dsm__foreign_fault_hook)(void *addr) DSM_HIDDEN;
+/* dsm__pass_signal: dsm_runtime.h. */
 /* MPI_Finalize, watched: if it has not returned after timeout_s seconds
  * (0: no limit), report it and end the process with status 1 (seen: MPICH
  * 4.0.2 over UCX TCP between hosts, every rank stuck in MPI_Finalize). */
 DSM_HIDDEN void dsm__finalize_mpi(unsigned timeout_s);
-/* Line output for reports, async-signal-safe: each line is prefixed with
- * "libdsm[rank N]: " and written with one write(2) when ended. */
-struct dsm_sbuf { char b[512]; size_t n; };
-DSM_HIDDEN void dsm__sb_begin(struct dsm_sbuf *sb);
-DSM_HIDDEN void dsm__sb_str(struct dsm_sbuf *sb, const char *s);
-DSM_HIDDEN void dsm__sb_u(struct dsm_sbuf *sb, uint64_t v);
-DSM_HIDDEN void dsm__sb_i(struct dsm_sbuf *sb, int64_t v);
-DSM_HIDDEN void dsm__sb_hex(struct dsm_sbuf *sb, uint64_t v);     /* 0x... */
-DSM_HIDDEN void dsm__sb_end(struct dsm_sbuf *sb);
+/* Report lines (struct dsm_sbuf, dsm__sb_*): dsm_runtime.h. */
 /* Parts of the state dump kept by their owners (racy reads, signal-safe). */
 DSM_HIDDEN void dsm__barrier_dump(struct dsm_sbuf *sb);
 DSM_HIDDEN void dsm__lock_dump(struct dsm_sbuf *sb);

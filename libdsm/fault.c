@@ -179,8 +179,6 @@ static int handle_kind(size_t p, int access, int *kind, uint64_t *wait_ns)
     return 1;
 }
 
-int (*dsm__foreign_fault_hook)(void *addr);
-
 /* A fault on a page that is readable and writable, or a read that faulted
  * on a page that is readable, has nothing to do; one may come from a race
  * with another thread that opened the page.  The same address faulting so
@@ -284,7 +282,7 @@ static int on_sigsegv(void *addr, int serious)
     /* Not ours: the program's own handler, if it has one (the shim), else
      * libsigsegv restores the default action and the access kills the
      * process; say which rank and where first. */
-    if (dsm__foreign_fault_hook && dsm__foreign_fault_hook(addr))
+    if (dsm__hooks.foreign_fault && dsm__hooks.foreign_fault(addr))
         return 1;
     dsm__crash_report(SIGSEGV, addr);
     return 0;

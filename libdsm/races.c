@@ -62,7 +62,8 @@ static void report(size_t p, size_t byte, int a, int b, uint32_t epoch)
     races_found++;
     if (races_found > RACE_REPORTS)
         return;
-    if (dsm__name_address && dsm__name_address(addr, name + 2, sizeof name - 4) == 0) {
+    if (dsm__hooks.name_address &&
+        dsm__hooks.name_address(addr, name + 2, sizeof name - 4) == 0) {
         name[0] = ' ';
         name[1] = '(';
         strcat(name, ")");

@@ -180,7 +180,6 @@ void dsm__altstack_setup(void)
         dsm__fatal("sigaltstack failed: %s", strerror(errno));
     done = 1;
 }
-int (*dsm__name_address)(const void *, char *, size_t);
 
 /* ---- stacks: pages the home never write-protects ---- */
 

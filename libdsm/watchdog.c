@@ -477,8 +477,6 @@ static void report_gone_peers(void)
     dsm__sb_end(&sb);
 }
 
-const char *dsm__unshared_hint;
-
 void dsm__crash_report(int sig, const void *addr)
 {
     struct dsm_sbuf sb;
@@ -499,8 +497,8 @@ void dsm__crash_report(int sig, const void *addr)
             if (dsm__g.app && dsm__in_region(addr))
                 dsm__sb_str(&sb, " (unallocated shared memory: past the end of a "
                             "dsm_malloc block, or freed)");
-            else if (dsm__unshared_hint)
-                dsm__sb_str(&sb, dsm__unshared_hint);
+            else if (dsm__hooks.unshared_hint)
+                dsm__sb_str(&sb, dsm__hooks.unshared_hint);
             else
                 dsm__sb_str(&sb, " (not shared memory: a bug in the program)");
         } else if (sig == SIGABRT) {

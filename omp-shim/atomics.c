@@ -24,7 +24,7 @@
 
 static inline int shared(const volatile void *p)
 {
-    return dsm__g.state == DSM_STATE_RUNNING && dsm__in_region((const void *)p);
+    return dsm_rt_running() && dsm_rt_in_region((const void *)p);
 }
 
 #define DEFINE_SIZE(N, T)                                                          \

@@ -47,7 +47,7 @@ void shim_bcast_worker(const struct shim_ctl *c)
     dsm__bcast(c->bcast_addr, (size_t)c->bcast_len, c->bcast_root);
 }
 
-void shim_bcast_init(void)
+void shim_bcast_init(struct dsm_runtime_hooks *h)
 {
-    dsm__bcast_hook = hook;
+    h->bcast = hook;
 }

@@ -200,14 +200,14 @@ static uintptr_t top_of_mmap_area(void)
 
 int shim_dlarena_init(void)
 {
-    uintptr_t at = ARENA_AT, base = dsm__g.cfg.base;
-    uintptr_t end = base + (dsm__g.npages << dsm__g.page_shift);
+    uintptr_t at = ARENA_AT, base = dsm_rt_base();
+    uintptr_t end = base + dsm_rt_npages() * dsm_rt_page_size();
     if (at < end && at + ARENA_SIZE > base)
         at = (end + ((uintptr_t)1 << 40)) & ~(((uintptr_t)1 << 30) - 1);
     /* Every rank takes part in the reduction, whatever it found. */
     int ok = at + ARENA_SIZE <= top_of_mmap_area() && place(at, at + ARENA_SIZE) == 0;
     int all = ok;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, dsm__g.comm);
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, dsm_rt_comm());
     if (!all) {
         if (ok)
             munmap((void *)at, ARENA_SIZE);

@@ -210,7 +210,7 @@ void shim_flush_now(void)
 {
     int saved = errno;
     if (enabled && shim.active && dsm_initialized() &&
-        !pthread_equal(pthread_self(), dsm__g.comm_thread))
+        !dsm_rt_on_comm_thread())
         dsm_flush();
     else
         __atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -48,7 +48,7 @@ static __thread struct fork_call call;  /* private memory: TLS */
  * the same addresses, if sp is on one of the shim's stacks in the region. */
 static int privatise_stack(uintptr_t sp)
 {
-    size_t os = dsm__g.os_page;
+    size_t os = dsm_rt_os_page();
     for (int r = 0; r < shim.nodes; r++) {
         uintptr_t base = (uintptr_t)shim.stacks[r];
         if (sp < base || sp >= base + shim.stack_slots * shim.stack_size)
@@ -62,7 +62,7 @@ static int privatise_stack(uintptr_t sp)
         if (tmp == MAP_FAILED)
             return -1;
         memcpy(tmp, (void *)lo, n);
-        if (mmap((void *)lo, n, PROT_READ | PROT_WRITE | (dsm__g.exec_pages ? PROT_EXEC : 0),
+        if (mmap((void *)lo, n, PROT_READ | PROT_WRITE | (dsm_rt_exec_pages() ? PROT_EXEC : 0),
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != (void *)lo)
             return -1;
         memcpy((void *)lo, tmp, n);

@@ -58,16 +58,16 @@ static int is_program_object(const struct dl_phdr_info *info)
 static void write_slot(void **a, void *fn, uintptr_t relro_lo, uintptr_t relro_hi)
 {
     uintptr_t p = (uintptr_t)a;
-    if (dsm__in_region(a) && shim.rank != 0)
+    if (dsm_rt_in_region(a) && shim.rank != 0)
         return;
     int relro = p >= relro_lo && p < relro_hi;
-    uintptr_t page = p & ~(uintptr_t)(dsm__g.os_page - 1);
-    if (relro && mprotect((void *)page, dsm__g.os_page, PROT_READ | PROT_WRITE) != 0)
+    uintptr_t page = p & ~(uintptr_t)(dsm_rt_os_page() - 1);
+    if (relro && mprotect((void *)page, dsm_rt_os_page(), PROT_READ | PROT_WRITE) != 0)
         dsm__fatal("cannot make the program's GOT writable at %p to redirect its mmap "
                    "calls; run with OMPSHIM_MMAP=private", (void *)a);
     __atomic_store_n(a, fn, __ATOMIC_RELAXED);
     if (relro)
-        mprotect((void *)page, dsm__g.os_page, PROT_READ);
+        mprotect((void *)page, dsm_rt_os_page(), PROT_READ);
 }
 
 static void bind_table(const struct dl_phdr_info *info, struct bind_ctx *c,

@@ -90,7 +90,7 @@ static int guard_lock_id(int64_t *g)
 SHIM_EXPORT int __cxa_guard_acquire(int64_t *g)
 {
     SHIM_REAL(__cxa_guard_acquire);
-    if (!shim.active || !dsm__in_region(g))
+    if (!shim.active || !dsm_rt_in_region(g))
         return real___cxa_guard_acquire(g);
     if (__atomic_load_n((uint8_t *)g, __ATOMIC_ACQUIRE))
         return 0;

@@ -71,7 +71,7 @@ static struct {
 
 void shim_heap_init(void)
 {
-    size_t ps = dsm__g.page_size;
+    size_t ps = dsm_rt_page_size();
     size_t avail = dsm__alloc_largest_free();
     size_t per = (avail / (size_t)shim.nodes) / ps * ps;
     if (per < 64 * ps)
@@ -113,7 +113,7 @@ static int class_of(size_t n)
 
 static void *run_alloc(size_t bytes)
 {
-    size_t ps = dsm__g.page_size, start;
+    size_t ps = dsm_rt_page_size(), start;
     if (dsm__ranges_alloc(&H.pages, (bytes + ps - 1) / ps, &start) != 0)
         return NULL;
     return H.base + start * ps;
@@ -122,7 +122,7 @@ static void *run_alloc(size_t bytes)
 static void run_free(void *p)
 {
     size_t count;
-    dsm__ranges_free(&H.pages, (size_t)((unsigned char *)p - H.base) / dsm__g.page_size, &count);
+    dsm__ranges_free(&H.pages, (size_t)((unsigned char *)p - H.base) / dsm_rt_page_size(), &count);
 }
 
 static void put_hdr(void *user, uint64_t size, void *run, uint16_t cls)

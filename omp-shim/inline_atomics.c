@@ -395,10 +395,9 @@ static void maybe_warn(size_t p, const void *addr, const ucontext_t *uc)
 static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
     void *addr = si->si_addr;
-    if (enabled && shim.active && dsm__in_region(addr)) {
-        size_t p = dsm__page_of(addr);
-        if (p < dsm__g.npages && dsm__g.pages[p].home != dsm__g.rank &&
-            dsm__g.pages[p].state != DSM_P_UNALLOC) {
+    if (enabled && shim.active && dsm_rt_in_region(addr)) {
+        size_t p = dsm_rt_page_of(addr);
+        if (dsm_rt_page_homed_elsewhere(p)) {
             if (emulate(addr, ucv)) {
                 note_atomic_page(p);
                 return;
@@ -418,7 +417,7 @@ void shim_inline_atomics_init(void)
     if (e && !strcmp(e, "off"))
         return;
     struct sigaction sa;
-    atomic_npages = dsm__g.npages;
+    atomic_npages = dsm_rt_npages();
     atomic_pages = calloc(atomic_npages / 8 + 1, 1);
     if (!atomic_pages || real_sigaction(SIGSEGV, NULL, &next_act) != 0)
         return;

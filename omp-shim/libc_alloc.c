@@ -205,7 +205,7 @@ SHIM_EXPORT char *realpath(const char *path, char *resolved)
     SHIM_REAL(realpath);
     char *(*fn)(const char *, char *) = real_realpath;
     int program = shim_alloc_is_program(__builtin_return_address(0));
-    if (resolved ? !dsm__in_region(resolved) : !program)
+    if (resolved ? !dsm_rt_in_region(resolved) : !program)
         return fn(path, resolved);
     char buf[PATH_MAX];
     if (!fn(path, buf))
@@ -222,7 +222,7 @@ SHIM_EXPORT char *getcwd(char *buf, size_t size)
     SHIM_REAL(getcwd);
     char *(*fn)(char *, size_t) = real_getcwd;
     int program = shim_alloc_is_program(__builtin_return_address(0));
-    if (buf ? !dsm__in_region(buf) : !program)
+    if (buf ? !dsm_rt_in_region(buf) : !program)
         return fn(buf, size);
     char tmp[PATH_MAX];
     if (!fn(tmp, size && size < sizeof tmp ? size : sizeof tmp))

@@ -29,10 +29,10 @@ struct fnest { uint32_t id1; uint32_t od; };
 int shim_new_lock_id(void)
 {
     uint64_t id = dsm__atomic(&shim.ctl->next_lock, DSM_AOP_FETCH_ADD, 8, 1, 0, 0, 0, NULL);
-    if (id >= (uint64_t)dsm__g.cfg.max_locks)
+    if (id >= (uint64_t)dsm_rt_max_locks())
         dsm__fatal("the program initialised more OpenMP locks and named criticals "
                    "(%lu) than there are DSM locks (%d); raise DSM_MAX_LOCKS",
-                   (unsigned long)(id - SHIM_LOCK_FIRST_FREE + 1), dsm__g.cfg.max_locks);
+                   (unsigned long)(id - SHIM_LOCK_FIRST_FREE + 1), dsm_rt_max_locks());
     return (int)id;
 }
 
@@ -52,7 +52,7 @@ uint32_t shim_word_tag(uint32_t *w, uint32_t seen)
 
 static void store_u32(uint32_t *p, uint32_t v)
 {
-    if (dsm__in_region(p))
+    if (dsm_rt_in_region(p))
         dsm__atomic(p, DSM_AOP_STORE, 4, v, 0, 0, 0, NULL);
     else
         __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
@@ -68,7 +68,7 @@ static int lock_id(const char *fn, uint32_t *p)
         /* Initialised by a constructor: give it an id now, once for all
          * ranks when the variable is shared. */
         uint64_t id = (uint64_t)shim_new_lock_id() + 1, ok = 0;
-        if (!dsm__in_region(p)) {
+        if (!dsm_rt_in_region(p)) {
             __atomic_compare_exchange_n(p, &v, (uint32_t)id, 0, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST);
             v = *(volatile uint32_t *)p;
@@ -77,7 +77,7 @@ static int lock_id(const char *fn, uint32_t *p)
             v = ok ? (uint32_t)id : (uint32_t)old;
         }
     }
-    if (v == 0 || v > (uint32_t)dsm__g.cfg.max_locks)
+    if (v == 0 || v > (uint32_t)dsm_rt_max_locks())
         dsm__fatal("%s(%p): the lock is not initialised (call omp_init_lock first, "
                    "and make it visible to the other threads before they use it)",
                    fn, (const void *)p);
@@ -200,7 +200,7 @@ static void nest_init(void *lock, int f)
         *id1 = LOCAL_LOCK;
         return;
     }
-    if (!dsm__in_region(lock)) {
+    if (!dsm_rt_in_region(lock)) {
         nest_put(lock, f, 0, 0, NULL);
     } else if (f) {
         dsm__atomic(&((struct fnest *)lock)->od, DSM_AOP_STORE, 4, 0, 0, 0, 0, NULL);

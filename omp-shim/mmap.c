@@ -62,7 +62,7 @@ static struct {
 
 static size_t os_round(size_t n)
 {
-    size_t os = dsm__g.os_page;
+    size_t os = dsm_rt_os_page();
     return (n + os - 1) & ~(os - 1);
 }
 
@@ -127,7 +127,7 @@ static int write_back(struct mapping *m, const unsigned char *lo, const unsigned
 {
     SHIM_REAL(pwrite);
     struct stat st;
-    size_t os = dsm__g.os_page;
+    size_t os = dsm_rt_os_page();
     if (!m->back)
         return 0;
     if (fstat(m->fd, &st) != 0)
@@ -194,7 +194,7 @@ static void *map_shared(size_t len, int prot, int flags, int fd, off_t off)
         }
     }
     size_t size = os_round(len);
-    unsigned char *p = shim_dsm_malloc(size, dsm__g.os_page);
+    unsigned char *p = shim_dsm_malloc(size, dsm_rt_os_page());
     if (!p) {
         if (!M.warned_size) {
             M.warned_size = 1;
@@ -254,12 +254,12 @@ static void *shim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
     SHIM_REAL(mmap);
     if (shim.active) {
         if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) && addr && len &&
-            (dsm__in_region(addr) || dsm__in_region((unsigned char *)addr + len - 1)))
+            (dsm_rt_in_region(addr) || dsm_rt_in_region((unsigned char *)addr + len - 1)))
             dsm__fatal("mmap(%p, %zu) at a fixed address inside the shared region: the "
                        "program cannot map its own memory there under the OpenMP shim",
                        addr, len);
         if (!(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_STACK | MAP_GROWSDOWN)) &&
-            !(prot & PROT_EXEC) && len > 0 && (off & (off_t)(dsm__g.os_page - 1)) == 0) {
+            !(prot & PROT_EXEC) && len > 0 && (off & (off_t)(dsm_rt_os_page() - 1)) == 0) {
             void *p = map_shared(len, prot, flags, fd, off);
             if (p)
                 return p;
@@ -271,7 +271,7 @@ static void *shim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 /* On the region while the shim runs: not the kernel's business. */
 static int ours(const void *addr)
 {
-    return shim.active && dsm__in_region(addr);
+    return shim.active && dsm_rt_in_region(addr);
 }
 
 /* Write back every mapping of this rank in [lo, hi); at the end of the run
@@ -398,7 +398,7 @@ static void *shim_mremap(void *old, size_t old_len, size_t new_len, int flags, .
         errno = ENOMEM;
         return MAP_FAILED;
     }
-    unsigned char *p = shim_dsm_malloc(size, dsm__g.os_page);
+    unsigned char *p = shim_dsm_malloc(size, dsm_rt_os_page());
     unsigned char *orig = m->orig ? realloc(m->orig, size) : NULL;
     if (!p || (m->orig && !orig)) {
         if (p)

@@ -61,7 +61,7 @@ _Static_assert(sizeof(pthread_mutex_t) >= sizeof(struct gmutex), "pthread_mutex_
  * library's. */
 static int shared_mutex(const void *m)
 {
-    if (!dsm__in_region(m))
+    if (!dsm_rt_in_region(m))
         return 0;
     if (shim.active)
         return 1;

@@ -137,7 +137,7 @@ static int shared_once(pthread_once_t *c, void (*fn)(void))
 SHIM_EXPORT int pthread_once(pthread_once_t *c, void (*fn)(void))
 {
     SHIM_REAL(pthread_once);
-    if (!shim.active || !dsm__in_region(c))
+    if (!shim.active || !dsm_rt_in_region(c))
         return real_pthread_once(c, fn);
     return shared_once(c, fn);
 }
@@ -183,7 +183,7 @@ static int local_of(int i, pthread_key_t *out)
 SHIM_EXPORT int pthread_key_create(pthread_key_t *k, void (*dtor)(void *))
 {
     SHIM_REAL(pthread_key_create);
-    if (!shim.active || !dsm__in_region(k))
+    if (!shim.active || !dsm_rt_in_region(k))
         return real_pthread_key_create(k, dtor);
     uint64_t i = dsm__atomic(&shim.ctl->next_key, DSM_AOP_FETCH_ADD, 8, 1, 0, 0, 0, NULL);
     if (i >= SHIM_MAX_KEYS)

@@ -259,8 +259,8 @@ size_t shim_premain_check(void)
     /* Lowest and highest over the ranks of: used, count, sum. */
     uint64_t lo[3] = { P.kept ? P.used : 0, P.kept ? P.count : 0, P.kept ? P.sum : 0 };
     uint64_t hi[3] = { lo[0], lo[1], lo[2] };
-    MPI_Allreduce(MPI_IN_PLACE, lo, 3, MPI_UINT64_T, MPI_MIN, dsm__g.comm);
-    MPI_Allreduce(MPI_IN_PLACE, hi, 3, MPI_UINT64_T, MPI_MAX, dsm__g.comm);
+    MPI_Allreduce(MPI_IN_PLACE, lo, 3, MPI_UINT64_T, MPI_MIN, dsm_rt_comm());
+    MPI_Allreduce(MPI_IN_PLACE, hi, 3, MPI_UINT64_T, MPI_MAX, dsm_rt_comm());
     if (memcmp(lo, hi, sizeof lo))
         dsm__fatal("the program's code allocated differently before main on different "
                    "ranks (from %lu to %lu bytes in from %lu to %lu blocks; here %lu in %lu): "
@@ -273,7 +273,7 @@ size_t shim_premain_check(void)
                    (unsigned long)(P.kept ? P.count : 0));
     if (!P.kept)
         return 0;
-    size_t ps = dsm__g.page_size;
+    size_t ps = dsm_rt_page_size();
     return (P.kept + ps - 1) & ~(ps - 1);
 }
 

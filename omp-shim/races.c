@@ -70,7 +70,7 @@ static int name_address(const void *addr, char *out, size_t outlen)
     return 0;
 }
 
-void shim_symbols_init(void)
+void shim_symbols_init(struct dsm_runtime_hooks *h)
 {
     int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -106,5 +106,5 @@ void shim_symbols_init(void)
         qsort(syms, nsyms, sizeof *syms, by_addr);
         break;
     }
-    dsm__name_address = name_address;
+    h->name_address = name_address;
 }

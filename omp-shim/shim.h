@@ -1,9 +1,11 @@
 /*
  * shim.h - the OpenMP shim's internal interface (the omp-shim sources).
  *
- * The shim is linked into libompshim.so together with libdsm's core, so it
- * calls libdsm's internal functions (dsm_internal.h) directly.  Nothing here
- * is exported: the exported names are the libgomp ABI (libompshim.map).
+ * The shim is linked into libompshim.so together with libdsm's core; of
+ * libdsm it uses the public API (dsm.h) and the interface libdsm gives a
+ * runtime on top of it (dsm_runtime.h: internal functions, accessors of its
+ * state, the hooks), nothing else of libdsm.  Nothing here is exported: the
+ * exported names are the libgomp ABI (libompshim.map).
  */
 #ifndef OMPSHIM_SHIM_H
 #define OMPSHIM_SHIM_H
@@ -14,7 +16,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "../libdsm/dsm_internal.h"
+#include "dsm.h"
+#include "dsm_runtime.h"
 
 #define SHIM_HIDDEN __attribute__((visibility("hidden")))
 #define SHIM_EXPORT __attribute__((visibility("default")))
@@ -248,7 +251,8 @@ SHIM_HIDDEN uint32_t shim_word_tag(uint32_t *w, uint32_t seen);
     __typeof__(&name) real_##name = (__typeof__(&name))shim_libc_fn(&name##_cache, symbol)
 
 /* ---- signals.c: the program's SIGSEGV/SIGBUS handlers ---- */
-SHIM_HIDDEN void shim_signals_init(void);
+/* Sets h->foreign_fault (start.c registers the hooks). */
+SHIM_HIDDEN void shim_signals_init(struct dsm_runtime_hooks *h);
 /* ---- inline_atomics.c: lock-prefixed instructions run at the home ---- */
 SHIM_HIDDEN void shim_inline_atomics_init(void);
 /* ---- flush_trap.c ---- */
@@ -392,8 +396,8 @@ SHIM_HIDDEN void shim_heap_init(void);
 SHIM_HIDDEN void *shim_dsm_malloc(size_t size, size_t align);
 /* realloc with the program's choice of heap (program: shared if new). */
 SHIM_HIDDEN void *shim_realloc_as(void *p, size_t size, int program);
-/* bcast.c: dsm_bcast from the program's sequential code. */
-SHIM_HIDDEN void shim_bcast_init(void);
+/* bcast.c: dsm_bcast from the program's sequential code (sets h->bcast). */
+SHIM_HIDDEN void shim_bcast_init(struct dsm_runtime_hooks *h);
 SHIM_HIDDEN void shim_bcast_worker(const struct shim_ctl *c);
 SHIM_HIDDEN void shim_dsm_free(void *p);
 SHIM_HIDDEN int  shim_in_heap(const void *p);
@@ -414,7 +418,8 @@ SHIM_HIDDEN void shim_fnest_unset(void *lock);
 SHIM_HIDDEN int shim_fnest_test(void *lock);
 
 /* ---- races.c ---- */
-SHIM_HIDDEN void shim_symbols_init(void);
+/* Sets h->name_address, unless the executable cannot be read. */
+SHIM_HIDDEN void shim_symbols_init(struct dsm_runtime_hooks *h);
 
 /* ---- imports.c ---- */
 /* Every GOMP_*, omp_*, GOACC_* and acc_* name a loaded object imports (but

@@ -7,7 +7,7 @@
  * called from the program's code (applibs.c) after start-up for SIGSEGV or
  * SIGBUS, only record the program's action and report the one recorded
  * before; libdsm keeps the signal, and runs the recorded action for a fault
- * that is not one of its own (dsm__foreign_fault_hook), with a siginfo
+ * that is not one of its own (the foreign_fault hook, dsm_runtime.h), with a siginfo
  * that has the signal and the address, and no ucontext.  Calls from
  * anywhere else (libsigsegv, MPI) and every other signal go to the C
  * library.
@@ -94,13 +94,13 @@ int shim_program_sigill(int sig, siginfo_t *si, void *uc)
     return 1;
 }
 
-void shim_signals_init(void)
+void shim_signals_init(struct dsm_runtime_hooks *h)
 {
     for (int k = 0; k < 3; k++) {
         memset(&program_act[k], 0, sizeof program_act[k]);
         program_act[k].sa_handler = SIG_DFL;
     }
-    dsm__foreign_fault_hook = run_program_handler;
+    h->foreign_fault = run_program_handler;
 }
 
 SHIM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -147,8 +147,8 @@ SHIM_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
         real_sigaltstack(NULL, &cur) != 0)
         return real_sigaltstack(ss, old);
     int has_own = !(cur.ss_flags & SS_DISABLE);
-    int keep = ss && !(ss->ss_flags & SS_DISABLE) && (has_own || dsm__in_region(ss->ss_sp) ||
-               dsm__in_region((const char *)ss->ss_sp + ss->ss_size - 1));
+    int keep = ss && !(ss->ss_flags & SS_DISABLE) && (has_own || dsm_rt_in_region(ss->ss_sp) ||
+               dsm_rt_in_region((const char *)ss->ss_sp + ss->ss_size - 1));
     if (!keep && !program_ss_set)
         return real_sigaltstack(ss, old);
     if (ss && ss->ss_size < (size_t)MINSIGSTKSZ && !(ss->ss_flags & SS_DISABLE)) {

@@ -146,8 +146,8 @@ static void drop_preload(void)
 static void check_same(const char *what, uintptr_t v)
 {
     uint64_t mn = v, mx = v;
-    MPI_Allreduce(MPI_IN_PLACE, &mn, 1, MPI_UINT64_T, MPI_MIN, dsm__g.comm);
-    MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_UINT64_T, MPI_MAX, dsm__g.comm);
+    MPI_Allreduce(MPI_IN_PLACE, &mn, 1, MPI_UINT64_T, MPI_MIN, dsm_rt_comm());
+    MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_UINT64_T, MPI_MAX, dsm_rt_comm());
     if (mn != mx)
         dsm__fatal("%s is not at the same address on every rank (from %#lx to %#lx): "
                    "the OpenMP shim needs identical code and data addresses. Start the "
@@ -163,7 +163,7 @@ static void check_same(const char *what, uintptr_t v)
 int shim_data_segment(const struct shim_image_data *d, struct dsm_segment_spec *spec,
                       struct dsm_range *copy)
 {
-    size_t os = dsm__g.os_page;
+    size_t os = dsm_rt_os_page();
     uintptr_t lo = d->data_lo > d->relro_hi ? d->data_lo : d->relro_hi;
     uintptr_t hi = d->data_hi;
     lo = (lo + os - 1) & ~(uintptr_t)(os - 1);
@@ -318,13 +318,13 @@ static void setup(char **argv)
     struct exe_info e;
     find_program_code(&e);
 
-    shim.rank = dsm__g.rank;
-    shim.nodes = dsm__g.nodes;
-    shim.tpr = (int)dsm__g.cfg.threads_per_rank;
-    dsm__g.keep_mapped = 1;
+    shim.rank = dsm_rt_rank();
+    shim.nodes = dsm_rt_nodes();
+    shim.tpr = (int)dsm_rt_threads_per_rank();
+    dsm_rt_set_keep_mapped(1);
     /* The stacks are in the DSM: if the program's own stack had to be
      * executable, so must they be (pages of the region get PROT_EXEC). */
-    dsm__g.exec_pages = needs_exec_stack();
+    dsm_rt_set_exec_pages(needs_exec_stack());
 
     check_same("the executable", e.base);
     check_same("the C library", (uintptr_t)dlsym(RTLD_DEFAULT, "printf"));
@@ -343,12 +343,12 @@ static void setup(char **argv)
     shim.icv_max_levels = 1;
 
     /* Control block and work-share counters: node 0. */
-    unsigned char *c = dsm_malloc_home(2 * dsm__g.page_size, DSM_HOME_NODE, 0);
+    unsigned char *c = dsm_malloc_home(2 * dsm_rt_page_size(), DSM_HOME_NODE, 0);
     if (!c)
         dsm__fatal("the shared region is too small for the shim's control block; "
                    "raise DSM_HEAP_SIZE");
     shim.ctl = (struct shim_ctl *)(void *)c;
-    shim.ws = (struct shim_shared_ws *)(void *)(c + dsm__g.page_size);
+    shim.ws = (struct shim_shared_ws *)(void *)(c + dsm_rt_page_size());
     shim.ord = shim.ws + SHIM_WS_SLOTS;
 
     /* Stacks: one per OpenMP thread a rank may run. */
@@ -356,7 +356,7 @@ static void setup(char **argv)
     shim.stack_slots = per > (size_t)shim.tpr ? per : (size_t)shim.tpr;
     if (shim.stack_slots > SHIM_MAX_LOCAL)
         shim.stack_slots = SHIM_MAX_LOCAL;
-    shim.stack_size = (dsm__g.cfg.stack_size + dsm__g.page_size - 1) & ~(dsm__g.page_size - 1);
+    shim.stack_size = (dsm_rt_stack_size() + dsm_rt_page_size() - 1) & ~(dsm_rt_page_size() - 1);
     shim.stacks = calloc((size_t)shim.nodes, sizeof *shim.stacks);
     if (!shim.stacks)
         dsm__fatal("out of private memory at start-up");
@@ -373,7 +373,7 @@ static void setup(char **argv)
          * the next one are one mapping, and a program that takes the top
          * of its stack from the mapping that holds __libc_stack_end (R
          * does) measures its depth from the wrong end. */
-        size_t low = shim.stack_size > dsm__g.page_size ? dsm__g.page_size : 0;
+        size_t low = shim.stack_size > dsm_rt_page_size() ? dsm_rt_page_size() : 0;
         for (size_t k = 0; k < shim.stack_slots; k++)
             dsm__set_notrap(shim.stacks[r] + k * shim.stack_size + low,
                             shim.stack_size - low);
@@ -389,22 +389,28 @@ static void setup(char **argv)
     }
     shim_fds_init();            /* before the heap takes the rest of the region */
     shim_heap_init();
-    shim_signals_init();
+    /* What libdsm asks the shim (dsm_runtime.h): filled in below, registered
+     * in one piece once complete.  Until then libdsm runs without them;
+     * nothing below calls dsm_bcast, and the program's handlers (the
+     * foreign-fault hook) are recorded only once the shim is active. */
+    struct dsm_runtime_hooks hooks = { 0 };
+    shim_signals_init(&hooks);
     shim_inline_atomics_init();
     shim_flush_trap_init();
     shim_mmap_init();
     shim_fileio_init();
     shim_streams_init();
     shim_dlopen_init();
-    shim_bcast_init();
+    shim_bcast_init(&hooks);
     shim_blas_one_thread(RTLD_DEFAULT);
-    dsm__unshared_hint =
+    hooks.unshared_hint =
         " (not shared memory: memory only this rank has, such as the global "
         "variables of the C runtime or MPI, or memory that one of them allocated for "
         "itself, which the OpenMP shim does not share "
         "(ompshim(7), SHARED MEMORY); or a bug in the program)";
-    if (dsm__g.cfg.check_races)
-        shim_symbols_init();
+    if (dsm_rt_check_races())
+        shim_symbols_init(&hooks);
+    dsm_rt_set_hooks(&hooks);
     if (shim.rank == 0) {
         shim.ctl->next_lock = SHIM_LOCK_FIRST_FREE;
         shim.ctl->seq = 0;
@@ -459,11 +465,11 @@ static char **shared_argv(int argc, char **argv)
 extern void *__libc_stack_end;
 static void move_stack_end(void *top)
 {
-    uintptr_t page = (uintptr_t)&__libc_stack_end & ~(uintptr_t)(dsm__g.os_page - 1);
-    if (mprotect((void *)page, dsm__g.os_page, PROT_READ | PROT_WRITE) != 0)
+    uintptr_t page = (uintptr_t)&__libc_stack_end & ~(uintptr_t)(dsm_rt_os_page() - 1);
+    if (mprotect((void *)page, dsm_rt_os_page(), PROT_READ | PROT_WRITE) != 0)
         return;                 /* keep the old value: only a depth check is off */
     __libc_stack_end = top;
-    mprotect((void *)page, dsm__g.os_page, PROT_READ);
+    mprotect((void *)page, dsm_rt_os_page(), PROT_READ);
 }
 
 static int shim_main(int argc, char **argv, char **envp)

@@ -103,7 +103,7 @@ SHIM_EXPORT void GOMP_atomic_end(void)
 
 static int named_lock(void **pptr)
 {
-    if (!dsm__in_region(pptr)) {
+    if (!dsm_rt_in_region(pptr)) {
         /* Not shared (a library's critical): the same address on every
          * rank picks the same one of a few hashed locks. */
         uintptr_t h = (uintptr_t)pptr;

@@ -63,7 +63,7 @@ static int own_stack(const void *buf, size_t n)
     if (a < lo || a - lo >= shim.stack_slots * shim.stack_size)
         return 0;
     uintptr_t base = lo + (a - lo) / shim.stack_size * shim.stack_size;
-    size_t low = shim.stack_size > dsm__g.page_size ? dsm__g.page_size : 0;
+    size_t low = shim.stack_size > dsm_rt_page_size() ? dsm_rt_page_size() : 0;
     return a >= base + low && n <= base + shim.stack_size - a;
 }
 
@@ -71,7 +71,7 @@ static int own_stack(const void *buf, size_t n)
 static int shared(const void *buf, size_t n)
 {
     return shim.active && buf && n &&
-           (dsm__in_region(buf) || dsm__in_region((const char *)buf + n - 1)) &&
+           (dsm_rt_in_region(buf) || dsm_rt_in_region((const char *)buf + n - 1)) &&
            !own_stack(buf, n);
 }
 
@@ -305,7 +305,7 @@ SHIM_EXPORT int setvbuf(FILE *f, char *buf, int mode, size_t size)
     if (REMOTE_STREAM(f))
         return shim_fio_stream(FIO_SETVBUF, f, mode, (int64_t)size, NULL, 0, NULL, 0,
                                NULL) < 0 ? -1 : 0;
-    if (buf && shim.active && dsm__in_region(buf))
+    if (buf && shim.active && dsm_rt_in_region(buf))
         buf = NULL;
     return real_setvbuf(f, buf, mode, size);
 }

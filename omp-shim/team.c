@@ -332,7 +332,7 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
     if (shim.tls_size)
         memcpy(shim.tls_image, shim.tls_main, shim.tls_size);
     dsm_barrier();
-    DSM_TRACE(DSM_TR_FORK, 0, -1, seq, n);
+    dsm_rt_trace(DSM_TR_FORK, seq, n);
     local_start(n < (int)tpr ? n : (int)tpr, 0, n, seq, fn, data, ws_kind, loop, 1);
 }
 
@@ -349,7 +349,7 @@ void shim_parallel_end(void)
         return;
     shim.ctl->done_seq = L.seq;
     dsm_barrier();
-    DSM_TRACE(DSM_TR_JOIN, 0, -1, L.seq, 0);
+    dsm_rt_trace(DSM_TR_JOIN, L.seq, 0);
 }
 
 void shim_parallel(void (*fn)(void *), void *data, unsigned nthreads, int ws_kind,
@@ -395,7 +395,7 @@ void shim_worker_loop(void)
             shim_dlopen_worker(c);
             continue;
         }
-        DSM_TRACE(DSM_TR_FORK, 0, -1, last, c->nthreads);
+        dsm_rt_trace(DSM_TR_FORK, last, c->nthreads);
         void (*fn)(void *) = c->fn;
         void *data = c->data;
         int n = (int)c->nthreads, tpr = (int)c->tpr, ws_kind = c->ws_kind;
@@ -411,7 +411,7 @@ void shim_worker_loop(void)
             do
                 dsm_barrier();
             while (c->done_seq != last && !c->exit_now);
-            DSM_TRACE(DSM_TR_JOIN, 0, -1, last, 0);
+            dsm_rt_trace(DSM_TR_JOIN, last, 0);
             continue;
         }
         if (shim.tls_size) {
@@ -427,7 +427,7 @@ void shim_worker_loop(void)
         }
         local_join();
         dsm_barrier();
-        DSM_TRACE(DSM_TR_JOIN, 0, -1, last, 0);
+        dsm_rt_trace(DSM_TR_JOIN, last, 0);
     }
 }
 
