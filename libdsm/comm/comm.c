@@ -2,7 +2,7 @@
  * comm/comm.c - what every transport shares: the posted receive, the list of
  * sends in flight, and the communication thread with its polling policy.
  *
- * Threads: the communication thread runs dsm_comm_main(); under the direct
+ * Threads: the communication thread runs comm_main(); under the direct
  * transport a thread waiting for a reply may also run one progress round.
  * The progress token (progress_lock) lets one thread at a time receive and
  * dispatch, so protocol handlers never run concurrently with each other.

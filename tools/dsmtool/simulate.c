@@ -458,7 +458,7 @@ int cmd_calibrate(int argc, char **argv)
      * round fetches every page for the first time. */
     m.xfer_first_us = mr.xfer_first_us;
     /* Measured but not applied: replaying the traces of bench.sh simulate
-     * (RESULTS.md, 2026-11-25) with it moved laplace from -4% to +1% but
+     * (2026-11-25; the numbers are in the history of RESULTS.md) with it moved laplace from -4% to +1% but
      * BT W from +3% to +5..13%: part of a polling waiter's delay overlaps
      * work that the replay already charges (its core was busy with
      * compute whose wall time is replayed as traced). */
