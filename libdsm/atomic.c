@@ -14,8 +14,9 @@
  * pair under one mutex; the OpenMP shim builds dynamic and guided schedules,
  * single and ordered on them.
  *
- * Threads: dsm__atomic from any application thread; dsm__on_atomic_* under
- * the progress token.
+ * Threads: dsm__atomic from any application thread; on_atomic_req and
+ * on_atomic_reply (the handlers of ATOMIC_REQ, ATOMIC_REPLY) under the
+ * progress token.
  */
 #include <string.h>
 
@@ -235,12 +236,16 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
     return res.r;
 }
 
-void dsm__on_atomic_req(const struct dsm_wire_hdr *h, const void *payload)
+static void on_atomic_req(const struct dsm_wire_hdr *h, const unsigned char *payload)
 {
     struct dsm_wire_atomic o;
     size_t p = h->id;
     uint64_t r, r2;
 
+    if (h->id >= dsm__g.npages || h->len != sizeof(struct dsm_wire_atomic))
+        dsm__msg_malformed(h);
+    if (dsm__defer_early(h, payload))
+        return;
     memcpy(&o, payload, sizeof o);
     if (p >= dsm__g.npages || dsm__g.pages[p].home != dsm__g.rank ||
         dsm__g.pages[p].state == DSM_P_UNALLOC || !valid_op(&o, dsm__g.page_size))
@@ -257,8 +262,11 @@ void dsm__on_atomic_req(const struct dsm_wire_hdr *h, const void *payload)
     dsm__msg_send(m);
 }
 
-void dsm__on_atomic_reply(const struct dsm_wire_hdr *h)
+static void on_atomic_reply(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
+    (void)pl;
+    if (h->len != 0)
+        dsm__msg_malformed(h);
     struct dsm_waiter *w = dsm__waiter_at(h->waiter, DSM_WAIT_ATOMIC);
     if (!w)
         dsm__fatal("malformed ATOMIC_REPLY from rank %d: waiter %u is not waiting",
@@ -267,4 +275,10 @@ void dsm__on_atomic_reply(const struct dsm_wire_hdr *h)
     res->r = h->arg;
     res->r2 = h->arg2;
     dsm__waiter_complete(w);
+}
+
+void dsm__atomic_handlers(void)
+{
+    dsm__handler_register(DSM_MSG_ATOMIC_REQ, on_atomic_req);
+    dsm__handler_register(DSM_MSG_ATOMIC_REPLY, on_atomic_reply);
 }

@@ -22,6 +22,9 @@
  * from the barrier's entry to its end, and a bystander's lock acquire may
  * drop it.  So once any node declares bystanders, the master tells every
  * node in every release from then on that no page migrates.
+ *
+ * Messages: on_barrier_enter (node 0) and on_barrier_release, registered
+ * by dsm__barrier_handlers, run under the progress token.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -154,12 +157,14 @@ static void master_release(void)
     M.epoch++;
 }
 
-void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *payload)
+static void on_barrier_enter(const struct dsm_wire_hdr *h, const unsigned char *payload)
 {
-    const uint32_t *pages = payload;
+    const uint32_t *pages = (const uint32_t *)(const void *)payload;
     size_t n = h->len / 4;
     int src = h->src;
 
+    if (dsm__g.rank != 0 || h->len % 4)
+        dsm__msg_malformed(h);
     if (h->id != M.epoch)
         dsm__fatal("protocol error: rank %d entered barrier %u while node 0 is at "
                    "barrier %u", src, h->id, M.epoch);
@@ -212,9 +217,11 @@ void dsm__barrier_dump(struct dsm_sbuf *sb)
     dsm__sb_end(sb);
 }
 
-void dsm__on_barrier_release(const struct dsm_wire_hdr *h, const void *payload)
+static void on_barrier_release(const struct dsm_wire_hdr *h, const unsigned char *payload)
 {
-    struct dsm_waiter *w = dsm__waiter_at(h->waiter, DSM_WAIT_BARRIER);
+    if (h->len % sizeof(struct dsm_wire_notice) || h->src != 0)
+        dsm__msg_malformed(h);
+    struct dsm_waiter *w = dsm__reply_waiter(h, DSM_WAIT_BARRIER);
     struct release_ctx *c = w->ctx;
     size_t n = h->len / sizeof(struct dsm_wire_notice);
 
@@ -430,4 +437,10 @@ void dsm_barrier(void)
 {
     DSM_CHECK_RUNNING();
     dsm__barrier_checked(DSM_COLL_BARRIER, 0, 0, NULL, NULL);
+}
+
+void dsm__barrier_handlers(void)
+{
+    dsm__handler_register(DSM_MSG_BARRIER_ENTER, on_barrier_enter);
+    dsm__handler_register(DSM_MSG_BARRIER_RELEASE, on_barrier_release);
 }

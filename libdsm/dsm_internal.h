@@ -329,11 +329,36 @@ DSM_HIDDEN void dsm__mpi_lock_take(void);
 static inline int dsm__remote_reads(void)
 { return dsm__g.ops->get_page != NULL && dsm__g.nodes > 1; }
 
-/* ---- protocol.c: received messages and coherence actions ------------------- */
-/* Epoch stamped on page requests; see protocol.c. */
-DSM_HIDDEN extern uint32_t dsm__fetch_epoch;
+/* ---- dispatch.c: received messages to the module that owns their type ---- */
+/* The handler of one message type: runs under the progress token, after
+ * dsm__wire_check accepted the message; pl is its payload (h->len bytes,
+ * right after h). */
+typedef void (*dsm__handler_fn)(const struct dsm_wire_hdr *h, const unsigned char *pl);
+/* Start-up only (dsm__dispatch_init): fn handles every message of type. */
+DSM_HIDDEN void dsm__handler_register(enum dsm_msg_type type, dsm__handler_fn fn);
+/* dsm_init, before the communication thread starts: every module registers
+ * its handlers (dsm__<module>_handlers, declared with each module below). */
+DSM_HIDDEN void dsm__dispatch_init(void);
+/* Validate a received message (wire_check.c), then handle it. */
 DSM_HIDDEN void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload,
                               int mpi_src, int count);
+/* Handle a message validated before (a deferred request: protocol.c). */
+DSM_HIDDEN void dsm__handle(const struct dsm_wire_hdr *h, const unsigned char *pl);
+/* The waiter a reply names, waiting for a reply of this kind; if none, a
+ * fatal protocol error. */
+DSM_HIDDEN struct dsm_waiter *dsm__reply_waiter(const struct dsm_wire_hdr *h,
+                                                enum dsm_wait_kind kind);
+/* A field out of range for the message's type: a fatal protocol error. */
+DSM_HIDDEN void dsm__msg_malformed(const struct dsm_wire_hdr *h) __attribute__((noreturn));
+
+/* ---- protocol.c: the page service and the home's diffs -------------------- */
+/* Epoch stamped on page requests; see protocol.c. */
+DSM_HIDDEN extern uint32_t dsm__fetch_epoch;
+DSM_HIDDEN void dsm__protocol_handlers(void);
+/* A request, diff or update from a node already past a barrier this node
+ * has not finished: kept (payload and all) and handled again once this
+ * node's epoch catches up; returns 1 then.  Progress token. */
+DSM_HIDDEN int  dsm__defer_early(const struct dsm_wire_hdr *h, const void *payload);
 /* Fetch page p from its home into the system view and make it readable.
  * The caller has set it IN_FLIGHT. */
 DSM_HIDDEN void dsm__fetch_page(size_t p);
@@ -373,11 +398,10 @@ DSM_HIDDEN void dsm__unhold_own(const uint32_t *pages, size_t n);
 DSM_HIDDEN int  dsm__held_defer(const struct dsm_wire_hdr *h, const void *payload);
 DSM_HIDDEN int  dsm__held_pending(void);
 DSM_HIDDEN void dsm__serve_held(void);
-DSM_HIDDEN void dsm__on_update(const struct dsm_wire_hdr *h, const unsigned char *pl);
-DSM_HIDDEN void dsm__on_unhold(const struct dsm_wire_hdr *h, const unsigned char *pl);
-/* dsm_flush (flush.c): send the pages to every other node (FLUSH_NOTICE)
- * and wait until all have recorded them. */
-DSM_HIDDEN void dsm__flush_notify(const uint32_t *pages, size_t n);
+DSM_HIDDEN void dsm__ordered_handlers(void);   /* UPDATE, UNHOLD */
+
+/* ---- flush.c: dsm_flush ---------------------------------------------------- */
+DSM_HIDDEN void dsm__flush_handlers(void);     /* FLUSH_NOTICE */
 /* Send this node's unreleased writes to page p (a dirty copy) to its home
  * now, and keep the copy writable (atomic.c: an atomic at the home must
  * follow this thread's earlier plain writes). */
@@ -424,26 +448,21 @@ DSM_HIDDEN void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, ui
 /* prefetch.c: after a barrier of this kind (epoch advanced): let queued
  * prefetches go, and run the history prefetch after dsm_barrier. */
 DSM_HIDDEN void dsm__prefetch_after_barrier(enum dsm_coll_kind kind);
-DSM_HIDDEN void dsm__on_barrier_enter(const struct dsm_wire_hdr *h, const void *p);
-DSM_HIDDEN void dsm__on_barrier_release(const struct dsm_wire_hdr *h, const void *p);
+DSM_HIDDEN void dsm__barrier_handlers(void);   /* BARRIER_ENTER, BARRIER_RELEASE */
 
 /* ---- lock.c ---------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__lock_init(void);
-DSM_HIDDEN void dsm__on_lock_req(const struct dsm_wire_hdr *h);
-DSM_HIDDEN void dsm__on_lock_grant(const struct dsm_wire_hdr *h, const void *p);
-DSM_HIDDEN void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *p);
+DSM_HIDDEN void dsm__lock_handlers(void);  /* LOCK_REQ, LOCK_GRANT, LOCK_REL(_ACK) */
 /* dsm__lock_try, dsm__lock_release_handoff: dsm_runtime.h. */
 
 /* ---- atomic.c: operations run at the home of the word ---------------------- */
 /* enum dsm_aop, dsm__atomic: dsm_runtime.h. */
-DSM_HIDDEN void dsm__on_atomic_req(const struct dsm_wire_hdr *h, const void *payload);
-DSM_HIDDEN void dsm__on_atomic_reply(const struct dsm_wire_hdr *h);
+DSM_HIDDEN void dsm__atomic_handlers(void);    /* ATOMIC_REQ, ATOMIC_REPLY */
 
 /* ---- service.c: functions another rank runs for this one ------------------ */
 #define DSM_SERVICE_SLOTS 256   /* calls that may wait here at once */
 /* dsm__service_fn, dsm__service_register, dsm__call: dsm_runtime.h. */
-DSM_HIDDEN void dsm__on_call_req(const struct dsm_wire_hdr *h, const void *payload);
-DSM_HIDDEN void dsm__on_call_reply(const struct dsm_wire_hdr *h, const void *payload);
+DSM_HIDDEN void dsm__service_handlers(void);   /* CALL_REQ, CALL_REPLY */
 /* dsm_finalize: stop the service thread (no call is pending after the last
  * barrier). */
 DSM_HIDDEN void dsm__service_stop(void);

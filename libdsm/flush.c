@@ -48,7 +48,8 @@
  * communication thread that may be asleep or without a core.
  *
  * Threads: any application thread, at any time (also from a signal
- * handler that runs on a synchronous signal, as the shim's flush trap does).
+ * handler that runs on a synchronous signal, as the shim's flush trap does);
+ * on_flush_notice, the handler of FLUSH_NOTICE, under the progress token.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -56,6 +57,42 @@
 #include "dsm_internal.h"
 
 static pthread_mutex_t acquire_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Send the pages to every other node (FLUSH_NOTICE) and wait until all
+ * have recorded them. */
+static void flush_notify(const uint32_t *pages, size_t n)
+{
+    struct dsm_global *g = &dsm__g;
+    uint32_t waiter = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
+    dsm__waiter_add_expected(waiter, g->nodes - 1);
+    for (int r = 0; r < g->nodes; r++)
+        if (r != g->rank)
+            dsm__msg_send_pages(DSM_MSG_FLUSH_NOTICE, r, pages, n, 0, waiter, 0, 0, 0);
+    dsm__waiter_wait(waiter);
+    dsm__waiter_put(waiter);
+}
+
+/* Another node's dsm_flush released these pages: this node's next flush
+ * drops its copies of them.  Acknowledged once the pages are recorded, so
+ * that the sender's flush returns only when every node will drop them. */
+static void on_flush_notice(const struct dsm_wire_hdr *h, const unsigned char *pl)
+{
+    if (h->len % 4)
+        dsm__msg_malformed(h);
+    if (dsm__defer_early(h, pl))
+        return;
+    dsm__pt_add_pending((const uint32_t *)(const void *)pl, h->len / 4);
+    if (h->flags & DSM_MF_LAST) {
+        struct dsm_msg *m = dsm__msg_new(DSM_MSG_DIFF_ACK, h->src, 0);
+        m->hdr.waiter = h->waiter;
+        dsm__msg_send(m);
+    }
+}
+
+void dsm__flush_handlers(void)
+{
+    dsm__handler_register(DSM_MSG_FLUSH_NOTICE, on_flush_notice);
+}
 
 void dsm_flush(void)
 {
@@ -68,7 +105,7 @@ void dsm_flush(void)
     dsm__release_writes_ordered();
     n = dsm__pt_take_announce(&list);
     if (n && dsm__g.nodes > 1)
-        dsm__flush_notify(list, n);
+        flush_notify(list, n);
     free(list);
     pthread_mutex_lock(&acquire_lock);
     n = dsm__pt_take_pending(&list);

@@ -139,6 +139,7 @@ int dsm_init(int *argc, char ***argv)
     must(dsm__lock_init(), "initialising the locks");
     must(dsm__prefetch_init(), "initialising prefetch");
     dsm__protocol_init();
+    dsm__dispatch_init();       /* every message type's handler, before any arrives */
     must(dsm__ordered_init(), "allocating the ordered flush's page holds");
     memset(&dsm__st, 0, sizeof dsm__st);
     g->epoch = 0;

@@ -98,8 +98,12 @@ static void grant(struct mlock *l, uint32_t id, int node, uint32_t waiter, uint3
     dsm__msg_send_pages(DSM_MSG_LOCK_GRANT, node, l->notices, n, id, waiter, 0, 0, 0);
 }
 
-void dsm__on_lock_req(const struct dsm_wire_hdr *h)
+static void on_lock_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
+    (void)pl;
+    if (h->id >= (uint32_t)dsm__g.cfg.max_locks ||
+        h->id % (uint32_t)dsm__g.nodes != (uint32_t)dsm__g.rank || h->len)
+        dsm__msg_malformed(h);
     struct mlock *l = &locks[h->id / (uint32_t)dsm__g.nodes];
 
     if (!l->held) {
@@ -130,10 +134,13 @@ void dsm__on_lock_req(const struct dsm_wire_hdr *h)
     l->qn++;
 }
 
-void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *payload)
+static void on_lock_rel(const struct dsm_wire_hdr *h, const unsigned char *payload)
 {
+    if (h->id >= (uint32_t)dsm__g.cfg.max_locks ||
+        h->id % (uint32_t)dsm__g.nodes != (uint32_t)dsm__g.rank || h->len % 4)
+        dsm__msg_malformed(h);
     struct mlock *l = &locks[h->id / (uint32_t)dsm__g.nodes];
-    const uint32_t *pages = payload;
+    const uint32_t *pages = (const uint32_t *)(const void *)payload;
     size_t n = h->len / 4;
 
     if (!l->held || (l->holder != h->src && !(h->flags & DSM_MF_HANDOFF)))
@@ -174,9 +181,12 @@ void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *payload)
 
 /* ---- requester ---- */
 
-void dsm__on_lock_grant(const struct dsm_wire_hdr *h, const void *payload)
+static void on_lock_grant(const struct dsm_wire_hdr *h, const unsigned char *payload)
 {
-    struct dsm_waiter *w = dsm__waiter_at(h->waiter, DSM_WAIT_GRANT);
+    if (h->len % 4 || h->id >= (uint32_t)dsm__g.cfg.max_locks ||
+        h->id % (uint32_t)dsm__g.nodes != (uint32_t)h->src)
+        dsm__msg_malformed(h);
+    struct dsm_waiter *w = dsm__reply_waiter(h, DSM_WAIT_GRANT);
     struct grant_ctx *c = w->ctx;
     size_t n = h->len / 4;
 
@@ -309,4 +319,22 @@ int dsm_lock_count(void)
 {
     DSM_CHECK_RUNNING();
     return dsm__g.cfg.max_locks;
+}
+
+/* The manager has the releaser's notices (on_lock_rel). */
+static void on_lock_rel_ack(const struct dsm_wire_hdr *h, const unsigned char *pl)
+{
+    (void)pl;
+    if (h->len != 0 || h->id >= (uint32_t)dsm__g.cfg.max_locks ||
+        h->id % (uint32_t)dsm__g.nodes != (uint32_t)h->src)
+        dsm__msg_malformed(h);
+    dsm__waiter_complete(dsm__reply_waiter(h, DSM_WAIT_RELEASE));
+}
+
+void dsm__lock_handlers(void)
+{
+    dsm__handler_register(DSM_MSG_LOCK_REQ, on_lock_req);
+    dsm__handler_register(DSM_MSG_LOCK_REL, on_lock_rel);
+    dsm__handler_register(DSM_MSG_LOCK_GRANT, on_lock_grant);
+    dsm__handler_register(DSM_MSG_LOCK_REL_ACK, on_lock_rel_ack);
 }

@@ -41,11 +41,11 @@
  * page by page; and the writer's own home pages, which its own threads see
  * as written.
  *
- * Threads: dsm__on_update, dsm__on_unhold, dsm__held_defer and
- * dsm__serve_held under the progress token (the communication thread, or a
- * waiting thread where the transport lets it poll); dsm__hold and
- * dsm__unhold_own in the application thread that flushes; dsm__page_shut
- * in the fault handler.  held[] counts change with atomic operations, shut[]
+ * Threads: on_update, on_unhold (the handlers of UPDATE and UNHOLD),
+ * dsm__held_defer and dsm__serve_held under the progress token (the
+ * communication thread, or a waiting thread where the transport lets it
+ * poll); dsm__hold and dsm__unhold_own in the application thread that
+ * flushes; dsm__page_shut in the fault handler.  held[] counts change with atomic operations, shut[]
  * under the page's lock: a page may be held or shut by several writers'
  * flushes at once.
  */
@@ -355,11 +355,13 @@ static void pending_add(int src, uint32_t p)
     l->p[l->n++] = p;
 }
 
-void dsm__on_update(const struct dsm_wire_hdr *h, const unsigned char *pl)
+static void on_update(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
     size_t pos = 0;
     int full = (h->flags & DSM_MF_FULL) != 0;
 
+    if (dsm__defer_early(h, pl))
+        return;
     __atomic_store_n(&dsm__ordered_mode, 1, __ATOMIC_RELEASE);
     while (pos < h->len) {
         struct dsm_wire_diff e;
@@ -384,8 +386,12 @@ void dsm__on_update(const struct dsm_wire_hdr *h, const unsigned char *pl)
     dsm__msg_send(m);
 }
 
-void dsm__on_unhold(const struct dsm_wire_hdr *h, const unsigned char *pl)
+static void on_unhold(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
+    if (h->len % 4)
+        dsm__msg_malformed(h);
+    if (dsm__defer_early(h, pl))
+        return;
     for (size_t i = 0; i < h->len / 4; i++) {
         uint32_t p;
         memcpy(&p, pl + 4 * i, 4);
@@ -396,4 +402,10 @@ void dsm__on_unhold(const struct dsm_wire_hdr *h, const unsigned char *pl)
     }
     if (hq_head)
         dsm__serve_held();
+}
+
+void dsm__ordered_handlers(void)
+{
+    dsm__handler_register(DSM_MSG_UPDATE, on_update);
+    dsm__handler_register(DSM_MSG_UNHOLD, on_unhold);
 }

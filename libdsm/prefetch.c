@@ -40,7 +40,7 @@
  *    barrier, never sees one of them arrive.
  * 2. Prefetches issued after a barrier (history, or the program's own right
  *    after dsm_barrier returns) carry the new epoch; a home that has not yet
- *    applied that barrier defers them (protocol.c, too_early), so the copy
+ *    applied that barrier defers them (protocol.c, dsm__defer_early), so the copy
  *    holds every write released at the barrier and the home's copyset update
  *    of that barrier cannot forget the copy.
  * 3. A lock acquire's notices may meet a page IN_FLIGHT for a prefetch

@@ -1,12 +1,14 @@
 /*
- * protocol.c - the coherence engine: validation and dispatch of received
- * messages, the home's page service, diffs, flushing a node's writes at a
- * release, and invalidating copies.
+ * protocol.c - the coherence engine: the home's page service (PAGE_REQ,
+ * PREFETCH_REQ) and diffs (DIFF), requests deferred until this node's
+ * epoch catches up, fetching and installing pages, flushing a node's
+ * writes at a release, and invalidating copies.
  *
- * Threads: dsm__dispatch and the on_* handlers run under the progress token
- * (communication thread, or a waiting thread under the direct transport), one
- * at a time.  dsm__fetch_page, dsm__flush and dsm__invalidate_copy run in
- * application threads (fault handler, barrier, locks).  Lock order: flush
+ * Threads: the on_* handlers (registered by dsm__protocol_handlers, called
+ * by dispatch.c) run under the progress token (communication thread, or a
+ * waiting thread under the direct transport), one at a time.
+ * dsm__fetch_page, dsm__flush and dsm__invalidate_copy run in application
+ * threads (fault handler, barrier, locks).  Lock order: flush
  * mutex -> page lock -> MPI mutex; no page lock is held while waiting for a
  * reply, because the thread that must deliver the reply may need it.
  */
@@ -15,7 +17,6 @@
 #include <sys/mman.h>
 
 #include "dsm_internal.h"
-#include "wire_check.h"
 
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Diffs of this node go out one batch at a time, and each batch is acked
@@ -104,18 +105,13 @@ static void defer(const struct dsm_wire_hdr *h, const void *payload)
     __atomic_fetch_add(&ndeferred, 1, __ATOMIC_RELEASE);
 }
 
-static int too_early(const struct dsm_wire_hdr *h, const void *payload)
+int dsm__defer_early(const struct dsm_wire_hdr *h, const void *payload)
 {
     if (h->epoch <= __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE))
         return 0;
     defer(h, payload);       /* before any check: the page may not exist yet */
     return 1;
 }
-
-static void on_page_req(const struct dsm_wire_hdr *h);
-static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *pl);
-static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl);
-static void on_flush_notice(const struct dsm_wire_hdr *h, const unsigned char *pl);
 
 void dsm__serve_deferred(void)
 {
@@ -128,20 +124,9 @@ void dsm__serve_deferred(void)
             if (!*pp)
                 dtail = pp;
             __atomic_fetch_sub(&ndeferred, 1, __ATOMIC_RELEASE);
-            if (d->h.type == DSM_MSG_PAGE_REQ)
-                on_page_req(&d->h);
-            else if (d->h.type == DSM_MSG_DIFF)
-                on_diff(&d->h, d->payload);
-            else if (d->h.type == DSM_MSG_FLUSH_NOTICE)
-                on_flush_notice(&d->h, d->payload);
-            else if (d->h.type == DSM_MSG_PREFETCH_REQ)
-                on_prefetch_req(&d->h, d->payload);
-            else if (d->h.type == DSM_MSG_UPDATE)
-                dsm__on_update(&d->h, d->payload);
-            else if (d->h.type == DSM_MSG_UNHOLD)
-                dsm__on_unhold(&d->h, d->payload);
-            else
-                dsm__on_atomic_req(&d->h, d->payload);
+            /* Its handler again (dispatch.c), which finds it no longer early:
+             * the epoch only grows. */
+            dsm__handle(&d->h, d->payload);
             free(d);
         } else {
             pp = &d->next;
@@ -206,9 +191,12 @@ send:
     dsm__msg_send(m);
 }
 
-static void on_page_req(const struct dsm_wire_hdr *h)
+static void on_page_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
-    if (too_early(h, NULL) || dsm__held_defer(h, NULL))
+    (void)pl;
+    if (h->id >= dsm__g.npages || h->len != 0)
+        dsm__msg_malformed(h);
+    if (dsm__defer_early(h, NULL) || dsm__held_defer(h, NULL))
         return;
     serve_page(h->id, h->src, h->waiter);
 }
@@ -217,7 +205,9 @@ static void on_page_req(const struct dsm_wire_hdr *h)
  * requester posted its receives in that order; prefetch.c). */
 static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
-    if (too_early(h, pl) || dsm__held_defer(h, pl))
+    if (h->len == 0 || h->len % 4 || h->len / 4 > DSM_PREFETCH_MAX)
+        dsm__msg_malformed(h);
+    if (dsm__defer_early(h, pl) || dsm__held_defer(h, pl))
         return;
     for (size_t i = 0; i < h->len / 4; i++) {
         uint32_t p;
@@ -248,7 +238,7 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
     size_t pos = 0, ps = dsm__g.page_size;
     const int ordered = (h->flags & DSM_MF_ORDERED) != 0;
 
-    if (too_early(h, pl))
+    if (dsm__defer_early(h, pl))
         return;
     while (pos < h->len) {
         struct dsm_wire_diff e;
@@ -312,7 +302,7 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
 void dsm__dispatch_held(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
     if (h->type == DSM_MSG_PAGE_REQ)
-        on_page_req(h);
+        on_page_req(h, pl);
     else
         on_prefetch_req(h, pl);
 }
@@ -390,138 +380,28 @@ void dsm__fetch_page(size_t p)
     DSM_STAT_ADD(rmr_ns, dsm__now_ns() - t0);
 }
 
-/* ---- dispatch ---- */
+/* ---- acknowledgements of this node's flushes ---- */
 
-static struct dsm_waiter *reply_waiter(const struct dsm_wire_hdr *h,
-                                       enum dsm_wait_kind kind)
+/* A home applied a flush's diffs (or a node recorded a FLUSH_NOTICE); an
+ * ordered flush's ack names the nodes that may hold copies (ordered.c). */
+static void on_diff_ack(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
-    struct dsm_waiter *w = dsm__waiter_at(h->waiter, kind);
-    if (!w)
-        dsm__fatal("malformed message from rank %d: type %u names waiter %u, "
-                   "which is not waiting", h->src, h->type, h->waiter);
-    return w;
+    (void)pl;
+    if (h->len != 0)
+        dsm__msg_malformed(h);
+    struct dsm_waiter *w = dsm__reply_waiter(h, DSM_WAIT_ACKS);
+    if ((h->flags & DSM_MF_ORDERED) && w->ctx)
+        __atomic_fetch_or((uint64_t *)w->ctx, h->arg, __ATOMIC_RELAXED);
+    dsm__waiter_complete(w);
 }
 
-void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_src,
-                   int count)
+/* A node applied an ordered flush's updates to its copies (ordered.c). */
+static void on_update_ack(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
-    const unsigned char *pl = payload;
-    struct dsm_wire_limits lim = {
-        .rank = dsm__g.rank, .nodes = dsm__g.nodes, .npages = dsm__g.npages,
-        .page_size = dsm__g.page_size, .max_locks = (uint32_t)dsm__g.cfg.max_locks,
-        .max_aop = DSM_AOP_WS_STORE2,
-    };
-    char why[160];
-
-    /* Everything static about the message is checked here, in one pure
-     * function (wire_check.c, fuzzed by tests/fuzz); the handlers check
-     * what depends on the protocol state when they act. */
-    if (pl != (const unsigned char *)(h + 1))
-        dsm__fatal("internal error: a message's payload does not follow its header");
-    if (count < 0 || dsm__wire_check(&lim, h, (size_t)count, mpi_src, why, sizeof why) < 0)
-        dsm__fatal("malformed message from rank %d: %s", mpi_src,
-                   count < 0 ? "negative length" : why);
-    switch (h->type) {
-    case DSM_MSG_PAGE_REQ:
-        if (h->id >= dsm__g.npages || h->len != 0)
-            goto bad;
-        on_page_req(h);
-        break;
-    case DSM_MSG_DIFF:
-        on_diff(h, pl);
-        break;
-    case DSM_MSG_DIFF_ACK: {
-        if (h->len != 0)
-            goto bad;
-        struct dsm_waiter *w = reply_waiter(h, DSM_WAIT_ACKS);
-        if ((h->flags & DSM_MF_ORDERED) && w->ctx)
-            __atomic_fetch_or((uint64_t *)w->ctx, h->arg, __ATOMIC_RELAXED);
-        dsm__waiter_complete(w);
-        break;
-    }
-    case DSM_MSG_UPDATE:
-        if (!too_early(h, pl))
-            dsm__on_update(h, pl);
-        break;
-    case DSM_MSG_UPDATE_ACK:
-        if (h->len != 0)
-            goto bad;
-        dsm__waiter_complete(reply_waiter(h, DSM_WAIT_ACKS));
-        break;
-    case DSM_MSG_UNHOLD:
-        if (h->len % 4)
-            goto bad;
-        if (!too_early(h, pl))
-            dsm__on_unhold(h, pl);
-        break;
-    case DSM_MSG_LOCK_REL_ACK:
-        if (h->len != 0 || h->id >= (uint32_t)dsm__g.cfg.max_locks ||
-            h->id % (uint32_t)dsm__g.nodes != (uint32_t)h->src)
-            goto bad;
-        dsm__waiter_complete(reply_waiter(h, DSM_WAIT_RELEASE));
-        break;
-    case DSM_MSG_BARRIER_ENTER:
-        if (dsm__g.rank != 0 || h->len % 4)
-            goto bad;
-        dsm__on_barrier_enter(h, pl);
-        break;
-    case DSM_MSG_BARRIER_RELEASE:
-        if (h->len % sizeof(struct dsm_wire_notice) || h->src != 0)
-            goto bad;
-        reply_waiter(h, DSM_WAIT_BARRIER);
-        dsm__on_barrier_release(h, pl);
-        break;
-    case DSM_MSG_LOCK_REQ:
-        if (h->id >= (uint32_t)dsm__g.cfg.max_locks ||
-            h->id % (uint32_t)dsm__g.nodes != (uint32_t)dsm__g.rank || h->len)
-            goto bad;
-        dsm__on_lock_req(h);
-        break;
-    case DSM_MSG_LOCK_GRANT:
-        if (h->len % 4 || h->id >= (uint32_t)dsm__g.cfg.max_locks ||
-            h->id % (uint32_t)dsm__g.nodes != (uint32_t)h->src)
-            goto bad;
-        reply_waiter(h, DSM_WAIT_GRANT);
-        dsm__on_lock_grant(h, pl);
-        break;
-    case DSM_MSG_ATOMIC_REQ:
-        if (h->id >= dsm__g.npages || h->len != sizeof(struct dsm_wire_atomic))
-            goto bad;
-        if (!too_early(h, pl))
-            dsm__on_atomic_req(h, pl);
-        break;
-    case DSM_MSG_ATOMIC_REPLY:
-        if (h->len != 0)
-            goto bad;
-        dsm__on_atomic_reply(h);
-        break;
-    case DSM_MSG_PREFETCH_REQ:
-        if (h->len == 0 || h->len % 4 || h->len / 4 > DSM_PREFETCH_MAX)
-            goto bad;
-        on_prefetch_req(h, pl);
-        break;
-    case DSM_MSG_CALL_REQ:
-        dsm__on_call_req(h, pl);
-        break;
-    case DSM_MSG_CALL_REPLY:
-        dsm__on_call_reply(h, pl);
-        break;
-    case DSM_MSG_FLUSH_NOTICE:
-        if (h->len % 4)
-            goto bad;
-        on_flush_notice(h, pl);
-        break;
-    case DSM_MSG_LOCK_REL:
-        if (h->id >= (uint32_t)dsm__g.cfg.max_locks ||
-            h->id % (uint32_t)dsm__g.nodes != (uint32_t)dsm__g.rank || h->len % 4)
-            goto bad;
-        dsm__on_lock_rel(h, pl);
-        break;
-    }
-    return;
-bad:
-    dsm__fatal("malformed message from rank %d: type %u, id %u, length %u out of range",
-               h->src, h->type, h->id, h->len);
+    (void)pl;
+    if (h->len != 0)
+        dsm__msg_malformed(h);
+    dsm__waiter_complete(dsm__reply_waiter(h, DSM_WAIT_ACKS));
 }
 
 /* ---- flushing this node's writes (release and barrier) ---- */
@@ -972,33 +852,6 @@ size_t dsm__release_writes_ordered(void)
     return n;
 }
 
-void dsm__flush_notify(const uint32_t *pages, size_t n)
-{
-    struct dsm_global *g = &dsm__g;
-    uint32_t waiter = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
-    dsm__waiter_add_expected(waiter, g->nodes - 1);
-    for (int r = 0; r < g->nodes; r++)
-        if (r != g->rank)
-            dsm__msg_send_pages(DSM_MSG_FLUSH_NOTICE, r, pages, n, 0, waiter, 0, 0, 0);
-    dsm__waiter_wait(waiter);
-    dsm__waiter_put(waiter);
-}
-
-/* Another node's dsm_flush released these pages: this node's next flush
- * drops its copies of them.  Acknowledged once the pages are recorded, so
- * that the sender's flush returns only when every node will drop them. */
-static void on_flush_notice(const struct dsm_wire_hdr *h, const unsigned char *pl)
-{
-    if (too_early(h, pl))
-        return;
-    dsm__pt_add_pending((const uint32_t *)(const void *)pl, h->len / 4);
-    if (h->flags & DSM_MF_LAST) {
-        struct dsm_msg *m = dsm__msg_new(DSM_MSG_DIFF_ACK, h->src, 0);
-        m->hdr.waiter = h->waiter;
-        dsm__msg_send(m);
-    }
-}
-
 void dsm__flush_page_now(size_t p)
 {
     struct dsm_page *pg = &dsm__g.pages[p];
@@ -1112,6 +965,15 @@ void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb)
     pthread_mutex_lock(&release_lock);
     invalidate_locked(p, pb, 1);
     pthread_mutex_unlock(&release_lock);
+}
+
+void dsm__protocol_handlers(void)
+{
+    dsm__handler_register(DSM_MSG_PAGE_REQ, on_page_req);
+    dsm__handler_register(DSM_MSG_PREFETCH_REQ, on_prefetch_req);
+    dsm__handler_register(DSM_MSG_DIFF, on_diff);
+    dsm__handler_register(DSM_MSG_DIFF_ACK, on_diff_ack);
+    dsm__handler_register(DSM_MSG_UPDATE_ACK, on_update_ack);
 }
 
 void dsm__protocol_init(void)

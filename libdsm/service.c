@@ -17,8 +17,9 @@
  * transport), so taking it in calls no malloc: it goes into one of
  * DSM_SERVICE_SLOTS slots allocated at registration.
  *
- * Threads: dsm__call from any application thread; dsm__on_call_req and
- * dsm__on_call_reply under the progress token; the service thread.
+ * Threads: dsm__call from any application thread; on_call_req and
+ * on_call_reply (the handlers of CALL_REQ, CALL_REPLY) under the progress
+ * token; the service thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -146,7 +147,7 @@ static void *serve(void *arg)
     return NULL;
 }
 
-void dsm__on_call_req(const struct dsm_wire_hdr *h, const void *payload)
+static void on_call_req(const struct dsm_wire_hdr *h, const unsigned char *payload)
 {
     pthread_mutex_lock(&q.lock);
     struct call_req *c = q.free;
@@ -172,7 +173,7 @@ void dsm__on_call_req(const struct dsm_wire_hdr *h, const void *payload)
     pthread_mutex_unlock(&q.lock);
 }
 
-void dsm__on_call_reply(const struct dsm_wire_hdr *h, const void *payload)
+static void on_call_reply(const struct dsm_wire_hdr *h, const unsigned char *payload)
 {
     struct dsm_waiter *w = dsm__waiter_at(h->waiter, DSM_WAIT_CALL);
     if (!w)
@@ -205,4 +206,10 @@ void dsm__service_stop(void)
     q.slots = q.free = q.head = q.tail = NULL;
     memset(services, 0, sizeof services);
     pthread_mutex_unlock(&q.lock);
+}
+
+void dsm__service_handlers(void)
+{
+    dsm__handler_register(DSM_MSG_CALL_REQ, on_call_req);
+    dsm__handler_register(DSM_MSG_CALL_REPLY, on_call_reply);
 }

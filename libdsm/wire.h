@@ -4,7 +4,7 @@
  * Every control message is one MPI message on the library's own communicator
  * with tag DSM_TAG: a fixed header followed by len bytes of payload.  The receiver
  * validates the header (type known, source matches MPI's, length matches the
- * received count, ids in range) before acting on anything (protocol.c).
+ * received count, ids in range) before acting on anything (dispatch.c).
  */
 #ifndef DSM_WIRE_H
 #define DSM_WIRE_H

@@ -1,6 +1,6 @@
 /*
  * wire_check.c - validation of a received control message (wire.h) before
- * dsm__dispatch (protocol.c) acts on it.  A pure function: any thread may
+ * dsm__dispatch (dispatch.c) acts on it.  A pure function: any thread may
  * call it; it reads only the bytes and the limits it is given, and copies
  * every field out with memcpy, so the buffer needs no alignment.
  *
