@@ -7,7 +7,7 @@
  * indirect call a message.  Which module owns what:
  *
  *   protocol.c  PAGE_REQ, PREFETCH_REQ, DIFF       (the home's page service)
- *   protocol.c  DIFF_ACK, UPDATE_ACK               (acks of this node's flushes)
+ *   writeout.c  DIFF_ACK, UPDATE_ACK               (acks of this node's flushes)
  *   flush.c     FLUSH_NOTICE
  *   ordered.c   UPDATE, UNHOLD
  *   barrier.c   BARRIER_ENTER, BARRIER_RELEASE
@@ -39,6 +39,7 @@ void dsm__handler_register(enum dsm_msg_type type, dsm__handler_fn fn)
 void dsm__dispatch_init(void)
 {
     dsm__protocol_handlers();
+    dsm__writeout_handlers();
     dsm__flush_handlers();
     dsm__ordered_handlers();
     dsm__barrier_handlers();

@@ -363,6 +363,15 @@ DSM_HIDDEN int  dsm__defer_early(const struct dsm_wire_hdr *h, const void *paylo
  * The caller has set it IN_FLIGHT. */
 DSM_HIDDEN void dsm__fetch_page(size_t p);
 DSM_HIDDEN void dsm__page_arrived(size_t p, uint32_t waiter);
+/* A page or prefetch request that waited for held pages (ordered.c). */
+DSM_HIDDEN void dsm__dispatch_held(const struct dsm_wire_hdr *h, const unsigned char *pl);
+DSM_HIDDEN void dsm__serve_deferred(void);
+DSM_HIDDEN int  dsm__deferred_pending(void);
+DSM_HIDDEN void dsm__protocol_init(void);
+DSM_HIDDEN int  dsm__cmp_u32(const void *a, const void *b);
+
+/* ---- writeout.c: this node's writes to their homes, invalidation ---------- */
+DSM_HIDDEN void dsm__writeout_handlers(void);   /* DIFF_ACK, UPDATE_ACK */
 /* Send diffs of the dirty pages among list to their homes, wait for the acks,
  * downgrade every page of list (write-protect) and drop twins. */
 DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n, int at_barrier);
@@ -374,8 +383,15 @@ DSM_HIDDEN size_t dsm__release_writes(int at_barrier);
 /* dsm_flush's release: the same pages, visible to the other nodes' threads
  * all at once (ordered.c). */
 DSM_HIDDEN size_t dsm__release_writes_ordered(void);
-/* A page or prefetch request that waited for held pages (ordered.c). */
-DSM_HIDDEN void dsm__dispatch_held(const struct dsm_wire_hdr *h, const unsigned char *pl);
+/* Send this node's unreleased writes to page p (a dirty copy) to its home
+ * now, and keep the copy writable (atomic.c: an atomic at the home must
+ * follow this thread's earlier plain writes). */
+DSM_HIDDEN void dsm__flush_page_now(size_t p);
+/* Invalidate page p here if it is a copy (not home); flushes own writes first. */
+DSM_HIDDEN void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb);
+/* Non-zero while DIFF messages of this node wait for their acks: pages are
+ * then fetched by message, never read one-sidedly (protocol.c). */
+DSM_HIDDEN int  dsm__diffs_unacked(void);
 
 /* ---- ordered.c: holds and updates of the ordered release ------------------ */
 DSM_HIDDEN int  dsm__ordered_init(void);
@@ -402,16 +418,6 @@ DSM_HIDDEN void dsm__ordered_handlers(void);   /* UPDATE, UNHOLD */
 
 /* ---- flush.c: dsm_flush ---------------------------------------------------- */
 DSM_HIDDEN void dsm__flush_handlers(void);     /* FLUSH_NOTICE */
-/* Send this node's unreleased writes to page p (a dirty copy) to its home
- * now, and keep the copy writable (atomic.c: an atomic at the home must
- * follow this thread's earlier plain writes). */
-DSM_HIDDEN void dsm__flush_page_now(size_t p);
-/* Invalidate page p here if it is a copy (not home); flushes own writes first. */
-DSM_HIDDEN void dsm__invalidate_copy(size_t p, struct dsm_protect_batch *pb);
-DSM_HIDDEN void dsm__serve_deferred(void);
-DSM_HIDDEN int  dsm__deferred_pending(void);
-DSM_HIDDEN void dsm__protocol_init(void);
-DSM_HIDDEN int  dsm__cmp_u32(const void *a, const void *b);
 
 /* ---- prefetch.c: dsm_prefetch and DSM_PREFETCH=history ------------------ */
 /* Prefetched pages in flight at most (the posted page receives are sized

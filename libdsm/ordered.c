@@ -13,7 +13,7 @@
  * from before: the write notices that drop such copies only come after
  * the release, and only take effect at the reader's next flush.
  *
- * The ordered release (protocol.c, dsm__release_writes_ordered) makes a
+ * The ordered release (writeout.c, dsm__release_writes_ordered) makes a
  * flush one step for the other nodes' threads: they see all of its pages
  * new, or none.  Order within a flush cannot do it: the DSM learns only the
  * first write to a page in an interval, and "data, then the flag on the

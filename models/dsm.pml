@@ -44,7 +44,7 @@
  *   MUT_WHOLE_PAGE     a release sends the whole page instead of a diff
  *   MUT_NO_DEFER       the home serves a request of a node that left the
  *                      barrier before the home applied it (protocol.c's
- *                      too_early deferral removed)
+ *                      dsm__defer_early deferral removed)
  *   MUT_STAMP_OLD      a page request sent while its node applies a barrier
  *                      carries the old epoch (libdsm before the fix that
  *                      this model found: a copy fetched then, by a prefetch
