@@ -322,6 +322,20 @@ extern int dsm__comm_use_mpi_lock DSM_HIDDEN;
 /* Take the MPI mutex, counting an application thread's wait in the stats. */
 DSM_HIDDEN void dsm__mpi_lock_take(void);
 
+/* ---- progress.c: the library's periodic work, called by comm.c's loop ----- */
+/* Communication thread, once, before its first round. */
+DSM_HIDDEN void dsm__progress_start(void);
+/* Communication thread, progress token held, before each round: issue the
+ * queued prefetches.  Returns the number of events. */
+DSM_HIDDEN int  dsm__progress_issue(void);
+/* Whoever holds the progress token (the communication thread, or a waiting
+ * thread under waiter_progress), at the end of every round: serve the
+ * requests deferred until this epoch, then those held by an ordered flush. */
+DSM_HIDDEN void dsm__progress_serve(void);
+/* Communication thread, token released, after each round, with the round's
+ * count of events: the watchdog, about ten times a second. */
+DSM_HIDDEN void dsm__progress_tick(int events);
+
 /* Pages may be read one-sidedly, unseen by their home (DSM_COMM=rma): a
  * home cannot know whether anybody holds a copy, so it traps its first
  * write to every page (except stacks, which are still fetched by message)

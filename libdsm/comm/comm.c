@@ -1,6 +1,8 @@
 /*
  * comm/comm.c - what every transport shares: the posted receive, the list of
  * sends in flight, and the communication thread with its polling policy.
+ * The library's periodic work (prefetch issue, deferred and held requests,
+ * the watchdog) is progress.c's; the loop here only calls it.
  *
  * Threads: the communication thread runs comm_main(); under the direct
  * transport a thread waiting for a reply may also run one progress round.
@@ -367,10 +369,7 @@ static int progress_round(void)
         n += coll_progress(c);
     if (__atomic_load_n(&nprecv, __ATOMIC_ACQUIRE))
         n += dsm__comm_page_recvs_test();
-    if (dsm__deferred_pending())
-        dsm__serve_deferred();
-    if (dsm__held_pending())
-        dsm__serve_held();
+    dsm__progress_serve();          /* deferred and held requests */
     return n;
 }
 
@@ -426,9 +425,8 @@ static void *comm_main(void *arg)
 {
     const int adaptive = dsm__g.cfg.poll == DSM_POLL_ADAPTIVE;
     const uint64_t spin_ns = (uint64_t)dsm__g.cfg.comm_spin_us * 1000;
-    uint64_t last = dsm__now_ns(), last_tick = last;
+    uint64_t last = dsm__now_ns();
     long sleep_ns = 20000;
-    unsigned rounds = 0;
 
     (void)arg;
     dsm__trace_role(DSM_TR_ROLE_COMM);
@@ -440,24 +438,15 @@ static void *comm_main(void *arg)
      * a malloc freed at once may be left out by the compiler). */
     void *volatile arena_probe = malloc(1);
     free(arena_probe);
+    dsm__progress_start();
     while (!__atomic_load_n(&dsm__g.comm_stop, __ATOMIC_ACQUIRE)) {
         int n = 0;
         pthread_mutex_lock(&progress_lock);
-        /* Prefetches are issued here only, never by a waiting thread (which
-         * may be in the fault handler, where the batches cannot be built). */
-        if (dsm__prefetch_queued())
-            n += dsm__prefetch_run();
+        /* Prefetches are issued here only, never by a waiting thread. */
+        n += dsm__progress_issue();
         n += progress_round();
         pthread_mutex_unlock(&progress_lock);
-        /* The watchdog: about ten times a second, look for requests that
-         * have waited past DSM_TIMEOUT (their thread may be unable to). */
-        if (++rounds % 1024 == 0 || n == 0) {
-            uint64_t now = dsm__now_ns();
-            if (now - last_tick > 100000000u) {
-                last_tick = now;
-                dsm__watchdog_tick(now);
-            }
-        }
+        dsm__progress_tick(n);          /* the watchdog, about 10 times a second */
         if (n > 0) {
             last = dsm__now_ns();
             sleep_ns = 20000;

@@ -5,8 +5,9 @@
  * (waiter_progress, get_page).
  *
  * comm.c holds what all transports share: the posted receive, the list of
- * sends in flight, dispatch of received messages to the protocol, and the
- * communication thread with its polling policy (DSM_POLL).
+ * sends in flight, handing received messages to dsm__dispatch (dispatch.c),
+ * and the communication thread with its polling policy (DSM_POLL), whose
+ * loop calls the library's periodic work (progress.c).
  */
 #ifndef DSM_COMM_H
 #define DSM_COMM_H
