@@ -257,7 +257,7 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (nchecked < MAX_CHECKED) {
         checked[nchecked].addr = info->dlpi_addr;
-        strncpy(checked[nchecked].name, name, sizeof checked[nchecked].name - 1);
+        snprintf(checked[nchecked].name, sizeof checked[nchecked].name, "%s", name);
         nchecked++;
     }
     return 0;
