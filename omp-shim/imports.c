@@ -257,7 +257,9 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (nchecked < MAX_CHECKED) {
         checked[nchecked].addr = info->dlpi_addr;
-        snprintf(checked[nchecked].name, sizeof checked[nchecked].name, "%s", name);
+        size_t n = strnlen(name, sizeof checked[nchecked].name - 1);   /* a prefix is enough */
+        memcpy(checked[nchecked].name, name, n);
+        checked[nchecked].name[n] = '\0';
         nchecked++;
     }
     return 0;
