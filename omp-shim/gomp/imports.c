@@ -257,7 +257,9 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (nchecked < MAX_CHECKED) {
         checked[nchecked].addr = info->dlpi_addr;
-        strncpy(checked[nchecked].name, name, sizeof checked[nchecked].name - 1);
+        size_t n = strnlen(name, sizeof checked[nchecked].name - 1);
+        memcpy(checked[nchecked].name, name, n);
+        checked[nchecked].name[n] = '\0';
         nchecked++;
     }
     return 0;
