@@ -153,6 +153,32 @@ static inline int shim_code_is_program(const void *ret)
         return 1;
     return shim_dl_busy && shim_dl_loading && shim_dlopen_owns(a);
 }
+
+/* ---- settings.c: the OMP_* and OMPSHIM_* environment variables ---- */
+/* Each reads and parses its variable on the first call (a bad value stops
+ * the job then) and returns the kept value after. */
+/* OMP_NUM_THREADS's first number, or dflt when it is unset. */
+SHIM_HIDDEN int shim_setting_num_threads(int dflt);
+/* OMP_SCHEDULE: a SHIM_SCHED_* kind (| SHIM_SCHED_MONOTONIC) and a chunk;
+ * dynamic,1 when unset. */
+SHIM_HIDDEN void shim_setting_schedule(int *kind, uint64_t *chunk);
+/* OMPSHIM_REEXECED is set: this process is the restarted one. */
+SHIM_HIDDEN int shim_setting_reexeced(void);
+/* OMPSHIM_PREMAIN_HEAP in bytes (0: no pre-main arena). */
+SHIM_HIDDEN size_t shim_setting_premain_heap(void);
+/* OMPSHIM_LIB_DATA: the libraries' globals are shared (the default). */
+SHIM_HIDDEN int shim_share_lib_data(void);
+/* OMPSHIM_DLOPEN, OMPSHIM_MMAP: shared (1, the default) or private (0). */
+SHIM_HIDDEN int shim_setting_dlopen_shared(void);
+SHIM_HIDDEN int shim_setting_mmap_shared(void);
+/* OMPSHIM_FLUSH: one of these. */
+enum { SHIM_FLUSH_ON, SHIM_FLUSH_TRAP, SHIM_FLUSH_OFF };
+SHIM_HIDDEN int shim_setting_flush(void);
+/* OMPSHIM_INLINE_ATOMICS: on (1, the default) or off (0). */
+SHIM_HIDDEN int shim_setting_inline_atomics(void);
+/* OMPSHIM_TEST_GAP: 0 unset, 1 the first dlopen on each rank, 2 every one. */
+SHIM_HIDDEN int shim_setting_test_gap(void);
+
 /* ---- premain_heap.c: what the program allocates before main ---- */
 /* Set from __libc_start_main until the C library calls main: the
  * executable's constructors run. */
@@ -368,8 +394,6 @@ SHIM_HIDDEN int shim_applibs_add(struct dl_phdr_info *info);
  * SHIM_MAX_RW entries); 0 if it has none. */
 SHIM_HIDDEN int shim_data_segment(const struct shim_image_data *d,
                                   struct dsm_segment_spec *spec, struct dsm_range *copy);
-/* OMPSHIM_LIB_DATA: the libraries' globals are shared (the default). */
-SHIM_HIDDEN int shim_share_lib_data(void);
 
 /* ---- dlarena.c: where libraries loaded with dlopen go ---- */
 #define SHIM_MAX_EXTENTS 256

@@ -8,7 +8,7 @@
  * is free, one thread at a time; a std::recursive_mutex taken three deep;
  * std::scoped_lock of two mutexes in both orders (no deadlock).  The
  * mutexes are pthread mutexes in shared memory: under the shim, DSM locks
- * (omp-shim/mutex.c).  ITERS rounds per thread.
+ * (omp-shim/libc/mutex.c).  ITERS rounds per thread.
  */
 #define OT_NAME "cxx_mutex"
 #include "omptest.h"

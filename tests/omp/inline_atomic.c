@@ -10,7 +10,7 @@
  * every test; PROG.plain, built with plain gcc -fopenmp and run under the
  * shim with DSM_CHECK=races, has an inline "lock add", which faults on a
  * page this rank may not write and then runs at the home
- * (omp-shim/inline_atomics.c): the count must be right and the race
+ * (omp-shim/libc/inline_atomics.c): the count must be right and the race
  * checker silent.  (Before that, it ran on each rank's own copy of the
  * page, and the count was wrong unless the ranks happened not to overlap.)
  */

@@ -6,7 +6,7 @@
  * every test; PROG.plain, built with plain gcc -fopenmp (every atomic an
  * inline lock-prefixed instruction, or xchg), runs under the shim too and
  * must print what libgomp prints (run-omp-test.sh): the shim runs such an
- * instruction at the variable's home when it faults (omp-shim/
+ * instruction at the variable's home when it faults (omp-shim/libc/
  * inline_atomics.c).  Each kind of update has its own variables, on pages
  * no thread writes otherwise in that phase: an atomic on a page this rank
  * made writable with plain stores runs on its copy (ompshim(7), ATOMICS).

@@ -5,7 +5,7 @@
  * A bare name makes the loader search, and the search maps
  * /etc/ld.so.cache while the library loads; a rank that loaded the
  * library by its full path instead put it 64 KiB higher than rank 0 and
- * stopped the job (omp-shim/dlopen.c replays the same dlopen argument
+ * stopped the job (omp-shim/libc/dlopen.c replays the same dlopen argument
  * now).  Every thread of the region checks, on its own rank, that the
  * library is where rank 0 loaded it (the address of ddot_ is the same on
  * every rank: rank 0 writes it to a shared variable), that OpenBLAS's

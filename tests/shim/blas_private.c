@@ -5,11 +5,11 @@
  * needed; configure looks for it) so that the shim finds it among the
  * program's libraries at start-up.  OpenBLAS keeps a per-process thread
  * pool in its globals, with the C library's mutexes and condition
- * variables; the shim must not share them (omp-shim/applibs.c: shared,
+ * variables; the shim must not share them (omp-shim/libc/applibs.c: shared,
  * rank 0 hung at exit in its pthread_cond_destroy).  Every thread of a
  * parallel region checks, on its own rank, that OpenBLAS's
  * blas_server_avail is not shared memory (dsm_is_shared) and that
- * OpenBLAS runs one thread (omp-shim/blas.c), then runs a BLAS call on
+ * OpenBLAS runs one thread (omp-shim/libc/blas.c), then runs a BLAS call on
  * shared data.  Found with dlsym, so that the program builds without the
  * headers; exit 77 when configure found no OpenBLAS.
  */

@@ -485,12 +485,7 @@ static int shim_dlclose(void *h)
 
 void shim_dlopen_init(void)
 {
-    const char *m = getenv("OMPSHIM_DLOPEN");
-    if (m && strcmp(m, "private") && strcmp(m, "shared"))
-        dsm__fatal("OMPSHIM_DLOPEN=%s: give shared (the default: a library the program "
-                   "loads with dlopen is loaded on every rank) or private (on the "
-                   "calling rank only)", m);
-    if (m && !strcmp(m, "private"))
+    if (!shim_setting_dlopen_shared())
         return;
     if (shim.nodes > 1)
         shim_dlarena_init();

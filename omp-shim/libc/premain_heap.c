@@ -74,8 +74,6 @@
  * still mapped when dsm_init maps the region; should DSM_BASE and
  * DSM_HEAP_SIZE reach it, dsm_init stops with its message about DSM_BASE. */
 #define PREMAIN_AT      ((uintptr_t)0x400000000000)
-#define PREMAIN_DEFAULT ((size_t)64 << 30)
-#define PREMAIN_MAX     ((size_t)16 << 40)     /* up to 80 TiB */
 #define HDR 32
 #define MAGIC 0x50524d48u                      /* "PRMH" */
 
@@ -113,12 +111,7 @@ static uint64_t mix(uint64_t off, uint64_t size)
 
 void shim_premain_begin(void)
 {
-    const char *v = getenv("OMPSHIM_PREMAIN_HEAP");
-    size_t size = PREMAIN_DEFAULT;
-    if (v && (dsm__parse_size(v, &size) != 0 || size > PREMAIN_MAX))
-        dsm__fatal("OMPSHIM_PREMAIN_HEAP=%s: bad value; give the address space to reserve "
-                   "for the memory the program allocates before main (default 64G, at "
-                   "most 16T), or 0 to keep that memory private to each rank", v);
+    size_t size = shim_setting_premain_heap();    /* settings.c: 64G by default */
     if (size == 0)
         return;
     size = (size + 0xffff) & ~(size_t)0xffff;

@@ -443,11 +443,7 @@ void shim_mmap_init(void)
         { "msync", (void *)shim_msync }, { "mprotect", (void *)shim_mprotect },
         { "madvise", (void *)shim_madvise },
     };
-    const char *m = getenv("OMPSHIM_MMAP");
-    if (m && strcmp(m, "private") && strcmp(m, "shared"))
-        dsm__fatal("OMPSHIM_MMAP=%s: give shared (the default: the program's mmap gives "
-                   "memory every rank sees) or private (the kernel's, this rank's only)", m);
-    if (m && !strcmp(m, "private"))
+    if (!shim_setting_mmap_shared())
         return;
     shim_got_bind(calls, sizeof calls / sizeof calls[0]);
 }

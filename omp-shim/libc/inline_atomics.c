@@ -411,10 +411,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 void shim_inline_atomics_init(void)
 {
     SHIM_REAL(sigaction);
-    const char *e = getenv("OMPSHIM_INLINE_ATOMICS");
-    if (e && strcmp(e, "on") && strcmp(e, "off"))
-        dsm__fatal("OMPSHIM_INLINE_ATOMICS=%s: bad value; give on (the default) or off", e);
-    if (e && !strcmp(e, "off"))
+    if (!shim_setting_inline_atomics())
         return;
     struct sigaction sa;
     atomic_npages = dsm_rt_npages();

@@ -1,6 +1,7 @@
 /*
- * sync.c - the libgomp entry points for parallel, barrier, critical,
- * atomic, single, sections, tasks, cancellation and the error directive.
+ * sync.c - the libgomp entry points for critical, atomic, single,
+ * sections, tasks, the error directive and the allocate directive
+ * (parallel regions, the barrier and cancellation are parallel.c's).
  *
  * critical and the atomic fallback are DSM locks (a release makes the
  * holder's writes visible to the next holder); a named critical gets its own
@@ -18,51 +19,7 @@
 #include <string.h>
 
 #include "shim.h"
-
-/* ---- parallel ---- */
-
-SHIM_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads,
-                               unsigned flags)
-{
-    (void)flags;
-    shim_parallel(fn, data, nthreads, 0, NULL, 0);
-}
-
-SHIM_EXPORT void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned nthreads)
-{
-    shim_parallel_start(fn, data, nthreads, 0, NULL, 0);
-}
-
-SHIM_EXPORT void GOMP_parallel_end(void)
-{
-    shim_parallel_end();
-}
-
-SHIM_EXPORT void GOMP_barrier(void)
-{
-    shim_team_barrier();
-}
-
-SHIM_EXPORT bool GOMP_barrier_cancel(void)
-{
-    shim_team_barrier();
-    return false;
-}
-
-/* Cancellation is off (omp_get_cancellation() is false), so these never
- * cancel, as in libgomp with OMP_CANCELLATION unset. */
-SHIM_EXPORT bool GOMP_cancel(int which, bool do_cancel)
-{
-    (void)which;
-    (void)do_cancel;
-    return false;
-}
-
-SHIM_EXPORT bool GOMP_cancellation_point(int which)
-{
-    (void)which;
-    return false;
-}
+#include "gomp_abi.h"
 
 /* ---- critical and atomic ---- */
 

@@ -101,7 +101,7 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static void maybe_reexec(char **argv)
 {
     int pers = personality(0xffffffff);
-    if (pers == -1 || (pers & ADDR_NO_RANDOMIZE) || getenv("OMPSHIM_REEXECED"))
+    if (pers == -1 || (pers & ADDR_NO_RANDOMIZE) || shim_setting_reexeced())
         return;
     FILE *f = fopen("/proc/sys/kernel/randomize_va_space", "r");
     if (f) {
@@ -190,19 +190,9 @@ int shim_data_segment(const struct shim_image_data *d, struct dsm_segment_spec *
     return 1;
 }
 
-/* The executable's globals and those of the libraries it needs, homed at
- * rank 0 and migrating to the first node that alone writes a page.  Set
- * OMPSHIM_LIB_DATA=private to keep the libraries' own. */
-int shim_share_lib_data(void)
-{
-    const char *libs = getenv("OMPSHIM_LIB_DATA");
-    if (libs && strcmp(libs, "private") && strcmp(libs, "shared"))
-        dsm__fatal("OMPSHIM_LIB_DATA=%s: give shared (the default: the global variables of "
-                   "the libraries the program needs are shared like its own) or private",
-                   libs);
-    return !libs || strcmp(libs, "private") != 0;
-}
-
+/* The executable's globals and those of the libraries it needs (unless
+ * OMPSHIM_LIB_DATA=private), homed at rank 0 and migrating to the first
+ * node that alone writes a page. */
 static void attach_globals(const struct exe_info *e)
 {
     static struct dsm_segment_spec spec[1 + SHIM_MAX_PROG_LIBS];
@@ -225,45 +215,6 @@ static void attach_globals(const struct exe_info *e)
     shim_premain_attach();
     for (size_t i = 0; i < n; i++)
         dsm__set_migrate(spec[i].addr, spec[i].len);
-}
-
-static int parse_first_int(const char *s, int dflt)
-{
-    if (!s)
-        return dflt;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || v <= 0 || v > 4096 || (*end && *end != ',' && *end != ' '))
-        dsm__fatal("OMP_NUM_THREADS=%s: bad value; give a positive number of threads", s);
-    return (int)v;
-}
-
-static void parse_schedule(const char *s)
-{
-    shim.icv_sched = SHIM_SCHED_DYNAMIC;    /* libgomp's default run-sched-var */
-    shim.icv_chunk = 1;
-    if (!s)
-        return;
-    const char *p = s;
-    int mono = 0;
-    if (!strncmp(p, "monotonic:", 10)) p += 10, mono = 1;
-    else if (!strncmp(p, "nonmonotonic:", 13)) p += 13;
-    size_t n = strcspn(p, ",");
-    if (n == 6 && !strncasecmp(p, "static", 6)) shim.icv_sched = SHIM_SCHED_STATIC, shim.icv_chunk = 0;
-    else if (n == 7 && !strncasecmp(p, "dynamic", 7)) shim.icv_sched = SHIM_SCHED_DYNAMIC;
-    else if (n == 6 && !strncasecmp(p, "guided", 6)) shim.icv_sched = SHIM_SCHED_GUIDED;
-    else if (n == 4 && !strncasecmp(p, "auto", 4)) shim.icv_sched = SHIM_SCHED_AUTO;
-    else
-        dsm__fatal("OMP_SCHEDULE=%s: bad value; give static, dynamic, guided or auto, "
-                   "optionally followed by ,CHUNK", s);
-    if (p[n] == ',') {
-        long c = strtol(p + n + 1, NULL, 10);
-        if (c <= 0)
-            dsm__fatal("OMP_SCHEDULE=%s: bad chunk size; give a positive number", s);
-        shim.icv_chunk = (uint64_t)c;
-    }
-    if (mono)
-        shim.icv_sched = (int)((unsigned)shim.icv_sched | SHIM_SCHED_MONOTONIC);
 }
 
 void *shim_stack_top(int rank, int local)
@@ -338,8 +289,8 @@ static void setup(char **argv)
 
     attach_globals(&e);
 
-    shim.icv_nthreads = parse_first_int(getenv("OMP_NUM_THREADS"), shim.nodes * shim.tpr);
-    parse_schedule(getenv("OMP_SCHEDULE"));
+    shim.icv_nthreads = shim_setting_num_threads(shim.nodes * shim.tpr);
+    shim_setting_schedule(&shim.icv_sched, &shim.icv_chunk);
     shim.icv_max_levels = 1;
 
     /* Control block and work-share counters: node 0. */

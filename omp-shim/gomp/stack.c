@@ -10,7 +10,7 @@
 #include "shim.h"
 
 #if !defined(__x86_64__)
-#error "omp-shim/stack.c supports x86-64 only"
+#error "omp-shim/gomp/stack.c supports x86-64 only"
 #endif
 
 __asm__(

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "shim.h"
+#include "gomp_abi.h"
 
 void shim_ws_begin(struct shim_thr *t)
 {

@@ -245,10 +245,10 @@ void shim_dlarena_free_parts(struct shim_extents *out)
 static void test_open_gap(void)
 {
     static int done;
-    const char *t = getenv("OMPSHIM_TEST_GAP");
-    if (done || !t || (strcmp(t, "1") && strcmp(t, "always")))
+    int t = shim_setting_test_gap();
+    if (done || !t)
         return;
-    done = !strcmp(t, "1");
+    done = t == 1;
     for (int i = 0; i < nabove; i++)
         munmap((void *)above_lo[i], above_hi[i] - above_lo[i]);
     nabove = 0;

@@ -521,12 +521,10 @@ void shim_flush_trap_object(const struct dl_phdr_info *info)
 void shim_flush_trap_init(void)
 {
     SHIM_REAL(sigaction);
-    const char *e = getenv("OMPSHIM_FLUSH");
-    if (e && strcmp(e, "on") && strcmp(e, "trap") && strcmp(e, "off"))
-        dsm__fatal("OMPSHIM_FLUSH=%s: bad value; give on (the default), trap or off", e);
-    if (e && !strcmp(e, "off"))
+    int mode = shim_setting_flush();
+    if (mode == SHIM_FLUSH_OFF)
         return;
-    trap_only = e && !strcmp(e, "trap");
+    trap_only = mode == SHIM_FLUSH_TRAP;
     if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
         dsm__fatal("cannot start the disassembler (capstone) that finds the program's "
                    "flush instructions; run with OMPSHIM_FLUSH=off (ompshim(7))");
