@@ -58,7 +58,13 @@
 
 #include "dsm_pure.h"
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+/* GCC says which sanitizer with these macros, clang with __has_feature. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DSM_LIBC_SANITIZED 1
+#endif
+#endif
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && !defined(DSM_LIBC_SANITIZED)
 
 /* glibc's exported second names (GLIBC_2.2.5, the default version). */
 extern void *__libc_malloc(size_t n) __attribute__((malloc, alloc_size(1)));

@@ -19,8 +19,9 @@ done
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 
-# Names only, without a symbol version (nm -D writes name@VERSION).
-nm -u "$core" "$pure" 2>/dev/null | awk 'NF >= 2 && $1 == "U" { print $2 }' |
+# Names only, without a symbol version (nm -D writes name@VERSION); a weak
+# reference (w, v) binds like a strong one.
+nm -u "$core" "$pure" 2>/dev/null | awk 'NF >= 2 && ($1 == "U" || $1 == "w" || $1 == "v") { print $2 }' |
     sed -e 's/@.*//' | sort -u > "$tmp/undef" || exit 99
 nm --defined-only "$core" "$pure" 2>/dev/null | awk 'NF == 3 { print $3 }' |
     sort -u > "$tmp/own" || exit 99
