@@ -38,7 +38,10 @@
  *
  * tests/shim/libc_bound.sh fails while libdsm's objects refer to a name that
  * libompshim.so defines: a call of libdsm's to a new such name needs a line
- * here.  A sanitizer build keeps the plain names, so that AddressSanitizer
+ * here.  Other names (open, read, close, ...) go to the first definition
+ * too, which may be the program's own (ntcard defines open): where that
+ * matters, on libdsm's threads, libdsm makes the system call itself
+ * (trace.c, watchdog.c).  A sanitizer build keeps the plain names, so that AddressSanitizer
  * and ThreadSanitizer see libdsm's memory and locks.
  *
  * Threads: any, the fault handler included: after the constructor, every
