@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libc.h"
 #include "dsm_pure.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)

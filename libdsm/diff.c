@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "libc.h"
 #include "dsm_pure.h"
 
 #define ONES  0x0101010101010101ull

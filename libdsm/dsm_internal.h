@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "libc.h"        /* the C library and pthreads: glibc's own, see there */
 #include "dsm.h"
 #include "dsm_pure.h"
 #include "wire.h"

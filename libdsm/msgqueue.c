@@ -11,6 +11,7 @@
  * handler may push: the lock is never held by a thread while it touches
  * shared memory, so a fault cannot interrupt a holder.
  */
+#include "libc.h"
 #include "dsm_pure.h"
 
 void dsm__mq_init(struct dsm_mqueue *q)

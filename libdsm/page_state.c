@@ -8,6 +8,7 @@
  */
 #include <sys/mman.h>
 
+#include "libc.h"
 #include "dsm_pure.h"
 
 static struct dsm_ptrans T(enum dsm_pstate next, unsigned actions)

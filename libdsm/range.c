@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libc.h"
 #include "dsm_pure.h"
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "libc.h"
 #include "wire_check.h"
 
 static int bad(char *why, size_t whylen, const char *fmt, ...)
