@@ -470,6 +470,8 @@ DSM_HIDDEN void dsm__notrap_mark(void);         /* at barrier and lock release *
 /* ---- runtime.c: what a runtime on top of libdsm uses (dsm_runtime.h) ------- */
 /* The hooks it registered (dsm_rt_set_hooks); a NULL member is absent. */
 extern struct dsm_runtime_hooks dsm__hooks DSM_HIDDEN;
+/* What it said before dsm_init (dsm_rt_preinit); all zero without one. */
+extern struct dsm_runtime_params dsm__rt_params DSM_HIDDEN;
 
 /* ---- alloc.c --------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__alloc_init(void);

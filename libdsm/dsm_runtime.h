@@ -62,6 +62,28 @@ extern int dsm__dying DSM_HIDDEN;
 DSM_HIDDEN void dsm__pass_signal(const struct sigaction *next, int sig, siginfo_t *si,
                                  void *uc);
 
+/* ---- before dsm_init (runtime.c) ------------------------------------------- */
+/* What a runtime tells libdsm before dsm_init.  libdsm alone runs one
+ * application thread per rank and refuses every DSM_* variable it does not
+ * know (config.c); a runtime that runs more threads, or reads DSM_*
+ * variables of its own, says so here. */
+struct dsm_runtime_params {
+    /* Application threads each rank runs (0 counts as 1): whether the host
+     * is full and the communication thread's spin (config.c), the
+     * statistics report and the trace header. */
+    unsigned app_threads;
+    /* The DSM_* variables the runtime parses itself, NULL-terminated (or
+     * NULL): dsm_init accepts them, and its refusal of an unknown name
+     * lists them.  The strings must outlive dsm_init. */
+    const char *const *env_names;
+    /* Who reads env_names, for that message (e.g. "the OpenMP shim,
+     * ompshim(7)"); must outlive dsm_init. */
+    const char *name;
+};
+/* Call once, on the main thread, before dsm_init; libdsm keeps a copy of
+ * *p (the pointers in it are not copied). */
+DSM_HIDDEN void dsm_rt_preinit(const struct dsm_runtime_params *p);
+
 /* ---- the job and the configuration (runtime.c) ---------------------------- */
 /* Non-zero between dsm_init and dsm_finalize (dsm_initialized, unexported). */
 DSM_HIDDEN int dsm_rt_running(void);
@@ -71,13 +93,11 @@ DSM_HIDDEN int dsm_rt_nodes(void);
 DSM_HIDDEN MPI_Comm dsm_rt_comm(void);
 /* The calling thread is libdsm's communication thread. */
 DSM_HIDDEN int dsm_rt_on_comm_thread(void);
-/* The configuration (DSM_* variables, config.c): DSM_BASE, DSM_MAX_LOCKS;
- * and those libdsm parses for the runtime: DSM_THREADS_PER_RANK,
- * DSM_STACK_SIZE, DSM_CHECK=races. */
+/* The configuration (DSM_* variables, config.c): DSM_BASE, DSM_MAX_LOCKS,
+ * DSM_CHECK=races (the race check, whose reports a runtime may name
+ * addresses for: struct dsm_runtime_hooks). */
 DSM_HIDDEN uintptr_t dsm_rt_base(void);
 DSM_HIDDEN int dsm_rt_max_locks(void);
-DSM_HIDDEN unsigned dsm_rt_threads_per_rank(void);
-DSM_HIDDEN size_t dsm_rt_stack_size(void);
 DSM_HIDDEN int dsm_rt_check_races(void);
 
 /* ---- the region (runtime.c, vm.c, segment.c, alloc.c) ---------------------- */

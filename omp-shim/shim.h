@@ -110,10 +110,23 @@ struct shim_thr {
 
 struct shim_shared_ws { uint64_t gen, pos; };
 
+/* ---- dsm_settings.c: the DSM_* variables the shim reads itself ---- */
+#define SHIM_DEFAULT_STACK_SIZE ((size_t)8 << 20)     /* 8 MiB */
+struct shim_dsm_settings {
+    unsigned threads_per_rank;  /* DSM_THREADS_PER_RANK, 1 to SHIM_MAX_LOCAL */
+    size_t stack_size;          /* DSM_STACK_SIZE, 64K to 4G */
+};
+/* Their names, NULL-terminated (struct dsm_runtime_params's env_names). */
+extern const char *const shim_dsm_settings_names[] SHIM_HIDDEN;
+/* Fill s from envp (environ-style; NULL: none).  Returns 0, or -DSM_EINVAL
+ * with the whole message (what is wrong, what to do) in err. */
+SHIM_HIDDEN int shim_dsm_settings_parse(struct shim_dsm_settings *s, char *const *envp,
+                                        char *err, size_t errlen);
+
 /* ---- start.c ---- */
 struct shim_global {
     int active;                 /* the shim runs the program across ranks */
-    int rank, nodes, tpr;       /* tpr: DSM_THREADS_PER_RANK */
+    int rank, nodes, tpr;       /* tpr: DSM_THREADS_PER_RANK (dsm_settings.c) */
     uintptr_t text_lo, text_hi; /* the executable's code */
     /* The code of the libraries the program needs (applibs.c). */
     int nprog_libs;
