@@ -435,8 +435,11 @@ DSM_HIDDEN void dsm__on_lock_rel(const struct dsm_wire_hdr *h, const void *p);
 /* dsm__lock_try, dsm__lock_release_handoff: dsm_runtime.h. */
 
 /* ---- atomic.c: operations run at the home of the word ---------------------- */
-/* enum dsm_aop, dsm__atomic: dsm_runtime.h. */
+/* enum dsm_aop, dsm__atomic, dsm__atomic_register: dsm_runtime.h. */
 DSM_HIDDEN void dsm__on_atomic_req(const struct dsm_wire_hdr *h, const void *payload);
+/* Bit k: pair operation DSM_AOP_PAIR_FN + k is registered (wire_check's
+ * limits). */
+DSM_HIDDEN uint32_t dsm__atomic_pair_fns(void);
 DSM_HIDDEN void dsm__on_atomic_reply(const struct dsm_wire_hdr *h);
 
 /* ---- service.c: functions another rank runs for this one ------------------ */

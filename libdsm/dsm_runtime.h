@@ -29,7 +29,11 @@
  *     communication thread (they wait for its replies); dsm__atomic also
  *     from a SIGSEGV handler of an application thread (the shim's inline
  *     atomics).
- *   - A registered service runs on the serving rank's service thread.
+ *   - Registration (dsm_rt_preinit, dsm__atomic_register,
+ *     dsm__service_register): the main thread at start-up, the same on
+ *     every rank.
+ *   - A registered service runs on the serving rank's service thread; a
+ *     registered pair operation at the pair's home (see dsm__pair_fn).
  *   - The hooks: see struct dsm_runtime_hooks.
  */
 #ifndef DSM_RUNTIME_H
@@ -180,16 +184,34 @@ DSM_HIDDEN void dsm__lock_release_handoff(int id);
 enum dsm_aop { DSM_AOP_LOAD = 0, DSM_AOP_STORE, DSM_AOP_XCHG, DSM_AOP_CAS,
                DSM_AOP_FETCH_ADD, DSM_AOP_FETCH_SUB, DSM_AOP_FETCH_AND,
                DSM_AOP_FETCH_OR, DSM_AOP_FETCH_XOR, DSM_AOP_FETCH_NAND,
-               /* on a 16-byte {generation, position} pair: */
-               DSM_AOP_WS_GRAB,    /* a gen, b count, c chunk, d guided threads:
-                                    * returns start, *r2 = size (0: used up) */
-               DSM_AOP_WS_LOAD2,   /* returns gen, *r2 = position */
-               DSM_AOP_WS_STORE2   /* gen = a, position = b */ };
-/* Run op on the word of `size` bytes at addr (in the region) at its home.
- * CAS: b is the expected value, a the new one; returns the old value and
- * *r2 = 1 if it swapped.  r2 may be NULL. */
+               /* on a 16-byte pair of words, under the home's pair mutex: */
+               DSM_AOP_PAIR_LOAD,  /* returns pair[0], *r2 = pair[1] */
+               DSM_AOP_PAIR_STORE, /* pair[0] = a, pair[1] = b */
+               DSM_AOP_PAIR_FN     /* DSM_AOP_PAIR_FN + id: the operation a runtime
+                                    * registered as id (dsm__atomic_register) */ };
+/* Ids of registered pair operations go from 0 to DSM_PAIR_FN_MAX - 1. */
+#define DSM_PAIR_FN_MAX 8
+/* Run op on the word of `size` bytes at addr (in the region) at its home;
+ * the pair operations on 16 bytes.  CAS: b is the expected value, a the new
+ * one; returns the old value and *r2 = 1 if it swapped.  r2 may be NULL.
+ * The pair operations leave no copy of the pair in this node's view up to
+ * date, and are not announced by dsm_flush: a pair is the runtime's own
+ * bookkeeping, read and written only through them. */
 DSM_HIDDEN uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a,
                                 uint64_t b, uint64_t c, uint64_t d, uint64_t *r2);
+/* A runtime's operation on a 16-byte pair of words, run at the pair's home
+ * under the pair mutex (on the home's communication thread for another
+ * node's request, else on the calling thread): reads and updates pair with
+ * the operands of dsm__atomic, returns its result and sets *r2 to the second
+ * one.  It must not block or call into libdsm. */
+typedef uint64_t (*dsm__pair_fn)(uint64_t pair[2], uint64_t a, uint64_t b, uint64_t c,
+                                 uint64_t d, uint64_t *r2);
+/* Register fn as pair operation id (< DSM_PAIR_FN_MAX), called as
+ * dsm__atomic(addr, DSM_AOP_PAIR_FN + id, 16, a, b, c, d, &r2).  On every
+ * rank, the same id and function, before dsm_init (the communication thread
+ * reads the table); a request for an id that is not registered at the home
+ * is refused as a malformed message. */
+DSM_HIDDEN void dsm__atomic_register(unsigned id, dsm__pair_fn fn);
 
 /* service.c: functions another rank runs for this one (service ids below
  * DSM_SERVICE_MAX, wire.h).  A service runs on the serving rank's service

@@ -228,6 +228,12 @@ SHIM_HIDDEN int shim_outer(int level, int *num, int *size);
 SHIM_HIDDEN int shim_local_count(void);
 
 /* ---- loop.c ---- */
+/* The shim's pair operations (dsm__atomic_register): the grab of a dynamic
+ * or guided loop's next chunk on a {generation, position} counter. */
+enum { SHIM_PAIR_WS_GRAB = 0 };
+#define SHIM_AOP_WS_GRAB ((enum dsm_aop)(DSM_AOP_PAIR_FN + SHIM_PAIR_WS_GRAB))
+/* Register them with libdsm: on every rank, before dsm_init (start.c). */
+SHIM_HIDDEN void shim_loop_register(void);
 /* Begin a work-share construct: a new generation and slot (every thread of
  * the team calls it for every construct, in the same order). */
 SHIM_HIDDEN void shim_ws_begin(struct shim_thr *t);

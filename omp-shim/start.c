@@ -478,7 +478,9 @@ static void move_stack_end(void *top)
 }
 
 /* The shim's own DSM_* variables (dsm_settings.c), told to libdsm before
- * dsm_init: how many threads a rank runs, and that their names are known.
+ * dsm_init: how many threads a rank runs, and that their names are known;
+ * and the shim's remote pair operations (loop.c), registered before
+ * libdsm's communication thread can serve one.
  * A bad value is reported once dsm_init has started MPI, as libdsm reports
  * its own: with the rank, ending the whole job. */
 static void init_dsm(int *argc, char ***argv)
@@ -492,6 +494,7 @@ static void init_dsm(int *argc, char ***argv)
     };
 
     dsm_rt_preinit(&p);
+    shim_loop_register();
     dsm_init(argc, argv);
     if (bad)
         dsm__fatal("%s", err);
