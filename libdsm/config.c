@@ -7,10 +7,10 @@
  * DSM_ must be known and well formed: a typo must not silently fall back to
  * a default.  A runtime on top of libdsm parses its own DSM_* variables and
  * names them before dsm_init (dsm_rt_preinit): they are passed over here,
- * and without such a runtime they are unknown too.  Also three rules on the variables and the host, tested the
- * same way: whether the host is full (dsm__host_full), the spin a node's
- * waiting threads use (dsm__spin_us_for) and its communication thread's
- * (dsm__comm_spin_us_for).
+ * and without such a runtime they are unknown too.  Also three rules on
+ * the variables and the host, tested the same way: whether the host is
+ * full (dsm__host_full), the spin a node's waiting threads use
+ * (dsm__spin_us_for) and its communication thread's (dsm__comm_spin_us_for).
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /*
  * dsm_internal.h - libdsm's internal interface, grouped by file.  Nothing
- * here is exported (hidden visibility plus libdsm.map).  The part that the
- * OpenMP shim uses too is in dsm_runtime.h, included here.
+ * here is exported (hidden visibility plus libdsm.map).  The part that a
+ * runtime on top of libdsm uses too is in dsm_runtime.h, included here.
  */
 #ifndef DSM_INTERNAL_H
 #define DSM_INTERNAL_H
@@ -15,12 +15,12 @@
 #include "dsm.h"
 #include "dsm_pure.h"
 #include "wire.h"
-#include "dsm_runtime.h"    /* what the OpenMP shim uses of libdsm, declared there */
+#include "dsm_runtime.h"    /* what a runtime on top of libdsm uses, declared there */
 #include "comm/comm.h"
 #include "trace.h"
 
 /* Address ranges outside the region that can be brought under the DSM
- * (segment.c): the OpenMP shim's executable and the libraries it needs. */
+ * (segment.c): e.g. a program's executable and the libraries it needs. */
 #define DSM_MAX_SEGMENTS 128
 
 /* ---- init.c: the one global state ---------------------------------------- */

@@ -1,8 +1,11 @@
 /*
  * dsm_runtime.h - the interface a runtime built on top of libdsm uses,
- * beyond the public dsm.h: the OpenMP shim (omp-shim/, libompshim.so),
- * which is linked together with libdsm's core (libdsmcore.la) into one
- * shared object and includes only dsm.h and this header.  Nothing here is
+ * beyond the public dsm.h, such as the shim in omp-shim/, which is linked
+ * together with libdsm's core (libdsmcore.la) into one shared object and
+ * includes only dsm.h and this header.  libdsm knows nothing of what the
+ * runtime implements: the runtime tells it what it needs before dsm_init
+ * (dsm_rt_preinit), registers its remote operations and services, and
+ * answers its hooks.  Nothing here is
  * exported (hidden visibility); libdsm's own files get it through
  * dsm_internal.h, which includes it.
  *
@@ -60,9 +63,9 @@ DSM_HIDDEN void dsm__fatal(const char *fmt, ...)
 /* Non-zero once a fatal report has begun (the signal reports stay quiet). */
 extern int dsm__dying DSM_HIDDEN;
 /* Hand a signal on to the action that a handler in front of it replaced
- * (fault.c's in front of libsigsegv's, the OpenMP shim's in front of
- * that); if that was the default, restore it, and the faulting instruction
- * runs again and kills as it would have. */
+ * (fault.c's in front of libsigsegv's, a runtime's in front of that); if
+ * that was the default, restore it, and the faulting instruction runs again
+ * and kills as it would have. */
 DSM_HIDDEN void dsm__pass_signal(const struct sigaction *next, int sig, siginfo_t *si,
                                  void *uc);
 
@@ -80,8 +83,8 @@ struct dsm_runtime_params {
      * NULL): dsm_init accepts them, and its refusal of an unknown name
      * lists them.  The strings must outlive dsm_init. */
     const char *const *env_names;
-    /* Who reads env_names, for that message (e.g. "the OpenMP shim,
-     * ompshim(7)"); must outlive dsm_init. */
+    /* Who reads env_names, for that message: the runtime's name and where
+     * its variables are described; must outlive dsm_init. */
     const char *name;
 };
 /* Call once, on the main thread, before dsm_init; libdsm keeps a copy of
@@ -152,8 +155,10 @@ DSM_HIDDEN void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t
 /* Collective, later (a library loaded with dlopen on every node): the same
  * for more ranges, in the spare pages.  Only the home's contents count; the
  * other nodes fetch them on first touch.  Fatal if the spare pages or the
- * DSM_MAX_SEGMENTS entries run out. */
-DSM_HIDDEN void dsm__segments_add(const struct dsm_segment_spec *spec, size_t n, int home);
+ * DSM_MAX_SEGMENTS entries run out; the message ends with advice (what the
+ * user can do about it, e.g. a setting of the runtime's; NULL: nothing). */
+DSM_HIDDEN void dsm__segments_add(const struct dsm_segment_spec *spec, size_t n, int home,
+                                  const char *advice);
 /* Mark the pages of [addr, addr+len) as migrating: at the first barrier
  * where one node alone wrote such a page, that node becomes its home.  Every
  * node must make the same calls. */
@@ -169,16 +174,19 @@ DSM_HIDDEN void dsm__altstack_setup(void);
 
 /* ---- synchronisation and remote operations -------------------------------- */
 /* barrier.c: this node has threads that use shared memory and locks while
- * another of its threads is in a barrier (bystanders: the OpenMP shim's
- * program threads).  From the next barrier on, no page moves its home
+ * another of its threads is in a barrier (bystanders: the program's own
+ * threads under the shim).  From the next barrier on, no page moves its home
  * (first-touch placement, DSM_PF_MIGRATE) anywhere. */
 DSM_HIDDEN void dsm__barrier_bystanders(void);
 
 /* lock.c: acquire lock id if it is free now: 1 acquired (as
- * dsm_lock_acquire), 0 held elsewhere. */
-DSM_HIDDEN int  dsm__lock_try(int id);
-/* Release a lock that this node or another one holds (DSM_MF_HANDOFF). */
-DSM_HIDDEN void dsm__lock_release_handoff(int id);
+ * dsm_lock_acquire), 0 held elsewhere.  what names the caller's function in
+ * the message about a bad id ("what(id): lock id out of range ..."; NULL:
+ * libdsm's own name). */
+DSM_HIDDEN int  dsm__lock_try(int id, const char *what);
+/* Release a lock that this node or another one holds (DSM_MF_HANDOFF);
+ * what as for dsm__lock_try. */
+DSM_HIDDEN void dsm__lock_release_handoff(int id, const char *what);
 
 /* atomic.c: operations run at the home of the word. */
 enum dsm_aop { DSM_AOP_LOAD = 0, DSM_AOP_STORE, DSM_AOP_XCHG, DSM_AOP_CAS,
@@ -244,7 +252,7 @@ struct dsm_runtime_hooks {
     int (*bcast)(void *addr, size_t len, int root);
     /* Called for a SIGSEGV or SIGBUS outside the region, or one the
      * protocol does not explain, before the crash report (fault.c), in the
-     * signal handler of the thread that faulted: the OpenMP shim runs the
+     * signal handler of the thread that faulted: the shim runs the
      * program's own handler there.  Returns 1 if the access may be retried
      * (the handler returned). */
     int (*foreign_fault)(void *addr);

@@ -90,8 +90,9 @@ enum dsm_trace_kind {
     DSM_TR_ATOMIC_BEGIN,     /* sub=op, peer=home, a=page */
     DSM_TR_ATOMIC_END,       /* sub=op, peer=home, a=page */
     DSM_TR_PREFETCH,         /* a=first page, b=pages (dsm_prefetch; returns at once) */
-    DSM_TR_FORK,             /* omp-shim: a=region sequence, b=team size */
-    DSM_TR_JOIN,             /* omp-shim: a=region sequence */
+    DSM_TR_FORK,             /* a runtime's parallel region starts (dsm_rt_trace):
+                              * a=region sequence, b=team size */
+    DSM_TR_JOIN,             /* a runtime's parallel region ends: a=region sequence */
     DSM_TR_NKINDS
 };
 

@@ -389,6 +389,10 @@ SHIM_HIDDEN int shim_data_segment(const struct shim_image_data *d,
                                   struct dsm_segment_spec *spec, struct dsm_range *copy);
 /* OMPSHIM_LIB_DATA: the libraries' globals are shared (the default). */
 SHIM_HIDDEN int shim_share_lib_data(void);
+/* What to do when the room for the globals of libraries loaded later runs
+ * out (dsm__segments_add's advice). */
+#define SHIM_LIB_DATA_ADVICE \
+    "run with OMPSHIM_LIB_DATA=private to keep each library's globals per rank"
 
 /* ---- dlarena.c: where libraries loaded with dlopen go ---- */
 #define SHIM_MAX_EXTENTS 256
