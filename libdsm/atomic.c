@@ -10,27 +10,54 @@
  * written in this interval, so that the next barrier or lock release
  * invalidates the copies other nodes hold.
  *
- * The work-share operations (WS_*) act on a 16-byte {generation, position}
- * pair under one mutex; the OpenMP shim builds dynamic and guided schedules,
- * single and ordered on them.
+ * The pair operations act on a 16-byte pair of words under one mutex: a
+ * load and a store of both words, and the operations a runtime registers
+ * (dsm__atomic_register), such as the shim's grab of a loop's next chunk.
+ * They are the runtime's own bookkeeping: no copy of a pair is kept up to
+ * date at the requester, and dsm_flush does not announce them.
  *
  * Threads: dsm__atomic from any application thread; on_atomic_req and
  * on_atomic_reply (the handlers of ATOMIC_REQ, ATOMIC_REPLY) under the
- * progress token.
+ * progress token; dsm__atomic_register on the main thread at start-up.
  */
 #include <string.h>
 
 #include "dsm_internal.h"
 
-static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
-
-struct ws_pair { uint64_t gen, pos; };
+static pthread_mutex_t pair_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct atomic_result { uint64_t r, r2; };
 
+/* The registered pair operations.  Written before the communication thread
+ * starts (dsm__atomic_register's contract) and read-only after; the atomic
+ * accesses cost nothing and keep a late registration well defined. */
+static dsm__pair_fn pair_fns[DSM_PAIR_FN_MAX];
+static uint32_t pair_mask;          /* bit k: pair_fns[k] is set */
+
+void dsm__atomic_register(unsigned id, dsm__pair_fn fn)
+{
+    if (id >= DSM_PAIR_FN_MAX || !fn)
+        dsm__fatal("internal error: pair operation %u registered with %s (ids go from 0 "
+                   "to %d)", id, fn ? "a bad id" : "no function", DSM_PAIR_FN_MAX - 1);
+    __atomic_store_n(&pair_fns[id], fn, __ATOMIC_RELEASE);
+    __atomic_fetch_or(&pair_mask, 1u << id, __ATOMIC_RELEASE);
+}
+
+static dsm__pair_fn pair_fn(unsigned op)
+{
+    if (op < DSM_AOP_PAIR_FN || op >= DSM_AOP_PAIR_FN + DSM_PAIR_FN_MAX)
+        return NULL;
+    return __atomic_load_n(&pair_fns[op - DSM_AOP_PAIR_FN], __ATOMIC_ACQUIRE);
+}
+
+uint32_t dsm__atomic_pair_fns(void)
+{
+    return __atomic_load_n(&pair_mask, __ATOMIC_ACQUIRE);
+}
+
 static int modifies(int op)
 {
-    return op != DSM_AOP_LOAD && op != DSM_AOP_WS_LOAD2;
+    return op != DSM_AOP_LOAD && op != DSM_AOP_PAIR_LOAD;
 }
 
 #define FETCH_OPS(T, q)                                                        \
@@ -53,45 +80,20 @@ static int modifies(int op)
     default: break;                                                            \
     }
 
-static uint64_t ws_op(struct ws_pair *w, int op, const struct dsm_wire_atomic *o,
-                      uint64_t *r2)
+static uint64_t pair_op(uint64_t *w, const struct dsm_wire_atomic *o, uint64_t *r2)
 {
     uint64_t r = 0;
-    pthread_mutex_lock(&ws_lock);
-    switch (op) {
-    case DSM_AOP_WS_GRAB:
-        /* a: generation, b: iteration count, c: chunk, d: guided threads */
-        if (w->gen < o->a) {
-            w->gen = o->a;
-            w->pos = 0;
-        }
-        if (w->gen > o->a || w->pos >= o->b) {
-            *r2 = 0;                  /* this work-share is used up */
-            r = o->b;
-            break;
-        }
-        uint64_t rem = o->b - w->pos, sz = o->c ? o->c : 1;
-        if (o->d) {
-            uint64_t q = (rem + o->d - 1) / o->d;
-            if (q > sz)
-                sz = q;
-        }
-        if (sz > rem)
-            sz = rem;
-        r = w->pos;
-        *r2 = sz;
-        w->pos += sz;
-        break;
-    case DSM_AOP_WS_LOAD2:
-        r = w->gen;
-        *r2 = w->pos;
-        break;
-    case DSM_AOP_WS_STORE2:
-        w->gen = o->a;
-        w->pos = o->b;
-        break;
+    pthread_mutex_lock(&pair_lock);
+    if (o->op == DSM_AOP_PAIR_LOAD) {
+        r = w[0];
+        *r2 = w[1];
+    } else if (o->op == DSM_AOP_PAIR_STORE) {
+        w[0] = o->a;
+        w[1] = o->b;
+    } else {
+        r = pair_fn(o->op)(w, o->a, o->b, o->c, o->d, r2);   /* valid_op: registered */
     }
-    pthread_mutex_unlock(&ws_lock);
+    pthread_mutex_unlock(&pair_lock);
     return r;
 }
 
@@ -103,8 +105,8 @@ static uint64_t exec_op(size_t p, const struct dsm_wire_atomic *o, uint64_t *r2)
     int op = o->op;
 
     *r2 = 0;
-    if (op >= DSM_AOP_WS_GRAB)
-        return ws_op((struct ws_pair *)(void *)at, op, o, r2);
+    if (op >= DSM_AOP_PAIR_LOAD)
+        return pair_op((uint64_t *)(void *)at, o, r2);
     switch (o->size) {
     case 1: { uint8_t *q = at;  FETCH_OPS(uint8_t, q)  break; }
     case 2: { uint16_t *q = (uint16_t *)(void *)at; FETCH_OPS(uint16_t, q) break; }
@@ -154,7 +156,9 @@ static void refresh_copy(size_t p, const struct dsm_wire_atomic *o, uint64_t old
 
 static int valid_op(const struct dsm_wire_atomic *o, size_t ps)
 {
-    if (o->op >= DSM_AOP_WS_GRAB && o->op <= DSM_AOP_WS_STORE2)
+    if (o->op >= DSM_AOP_PAIR_FN && !pair_fn(o->op))
+        return 0;                   /* not registered, or beyond the table */
+    if (o->op >= DSM_AOP_PAIR_LOAD)
         return o->size == 16 && o->offset % 16 == 0 && o->offset <= ps - 16;
     if (o->op > DSM_AOP_FETCH_NAND)
         return 0;
@@ -163,11 +167,10 @@ static int valid_op(const struct dsm_wire_atomic *o, size_t ps)
 }
 
 /* The program's data changed at its home (done): this node's next
- * dsm_flush tells the others (flush.c).  The work-share counters are the
- * shim's own. */
+ * dsm_flush tells the others (flush.c).  The pairs are the runtime's own. */
 static void announce(size_t p, enum dsm_aop op)
 {
-    if (op < DSM_AOP_WS_GRAB && modifies(op)) {
+    if (op < DSM_AOP_PAIR_LOAD && modifies(op)) {
         uint32_t pg32 = (uint32_t)p;
         dsm__pt_add_announce(&pg32, 1);
     }
@@ -194,6 +197,9 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
     o.b = b;
     o.c = c;
     o.d = d;
+    if (op >= DSM_AOP_PAIR_FN && !pair_fn(op))
+        dsm__fatal("internal error: pair operation %d is not registered "
+                   "(dsm__atomic_register)", (int)op - DSM_AOP_PAIR_FN);
     if (!valid_op(&o, g->page_size))
         dsm__fatal("atomic operation on %p (%u bytes) is misaligned: atomic variables "
                    "in shared memory must be aligned to their size", addr, size);
@@ -211,7 +217,7 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
     /* This thread's plain writes to the page must reach the home before the
      * operation (program order); MPI keeps the two messages in order. */
     DSM_TRACE_ENTER(DSM_TR_ATOMIC_BEGIN, op, g->pages[p].home, p, 0);
-    if (op < DSM_AOP_WS_GRAB && (g->pages[p].flags & DSM_PF_TWIN))
+    if (op < DSM_AOP_PAIR_LOAD && (g->pages[p].flags & DSM_PF_TWIN))
         dsm__flush_page_now(p);
 
     struct atomic_result res = { 0, 0 };
@@ -230,7 +236,7 @@ uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a, uin
     DSM_STAT_ADD(atomic_ns, dsm__now_ns() - t0);
     DSM_TRACE_LEAVE(DSM_TR_ATOMIC_END, op, g->pages[p].home, p, 0);
     *r2 = res.r2;
-    if (op < DSM_AOP_WS_GRAB)
+    if (op < DSM_AOP_PAIR_LOAD)
         refresh_copy(p, &o, res.r, res.r2);
     announce(p, op);
     return res.r;

@@ -14,7 +14,7 @@
  * (dsm_malloc, dsm_free, dsm_finalize) can verify that every node made the
  * same call with the same arguments.
  *
- * Bystanders: the OpenMP shim runs threads of the program that take no part
+ * Bystanders: a runtime (the shim) runs threads of the program that take no part
  * in barriers and may use shared memory and locks while one runs.  Their
  * writes during a barrier belong to the next interval (page_table.c, lock.c
  * stamp them so).  What they cannot live with is a page changing its home

@@ -166,8 +166,9 @@ static void check_args(void *addr, size_t len, int root, size_t *first, size_t *
     if (!dsm__in_region(a) || (uintptr_t)a + len < (uintptr_t)a ||
         !dsm__in_region(a + len - 1) || dsm__segment_at(a) != dsm__segment_at(a + len - 1))
         dsm__fatal("dsm_bcast(%p, %zu, %d): the range [%p, %p) is not inside the shared "
-                   "region; pass memory from dsm_malloc (or, under the OpenMP shim, "
-                   "the program's shared heap or globals)", addr, len, root, addr,
+                   "region; pass memory from dsm_malloc (or memory that a runtime on top "
+                   "of libdsm shares, such as the program's heap or globals under the "
+                   "shim)", addr, len, root, addr,
                    (void *)(a + len));
     size_t p0 = dsm__page_of(a), p1 = dsm__page_of(a + len - 1);
     for (size_t p = p0; p <= p1; p++)

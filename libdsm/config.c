@@ -5,10 +5,12 @@
  * Pure: reads the array it is given and fills a struct, so that the unit
  * tests can feed it any environment.  Any variable whose name starts with
  * DSM_ must be known and well formed: a typo must not silently fall back to
- * a default.  Also three rules on the variables and the host, tested the
- * same way: whether the host is full (dsm__host_full), the spin a node's
- * waiting threads use (dsm__spin_us_for) and its communication thread's
- * (dsm__comm_spin_us_for).
+ * a default.  A runtime on top of libdsm parses its own DSM_* variables and
+ * names them before dsm_init (dsm_rt_preinit): they are passed over here,
+ * and without such a runtime they are unknown too.  Also three rules on
+ * the variables and the host, tested the same way: whether the host is
+ * full (dsm__host_full), the spin a node's waiting threads use
+ * (dsm__spin_us_for) and its communication thread's (dsm__comm_spin_us_for).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -78,11 +80,44 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 #define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_PAGE_CHUNK, DSM_BASE, DSM_COMM, DSM_POLL, " \
               "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, DSM_PREFETCH, DSM_TRACE, " \
-              "DSM_TIMEOUT, DSM_SYNC_TIMEOUT, and for the OpenMP shim DSM_THREADS_PER_RANK, " \
-              "DSM_STACK_SIZE, DSM_CHECK"
+              "DSM_TIMEOUT, DSM_SYNC_TIMEOUT, DSM_CHECK"
 
-int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
-                      size_t os_page, char *err, size_t errlen)
+/* Whether the name of nlen bytes at e is one of the runtime's (rt_names). */
+static int runtime_name(const char *const *rt_names, const char *e, size_t nlen)
+{
+    for (; rt_names && *rt_names; rt_names++)
+        if (strlen(*rt_names) == nlen && strncmp(*rt_names, e, nlen) == 0)
+            return 1;
+    return 0;
+}
+
+/* The refusal of an unknown name: libdsm's names, then the runtime's (or
+ * that no runtime reads any, so that a variable of one, set for a program
+ * that runs without it, is explained too). */
+static int unknown(char *err, size_t errlen, const char *e, size_t nlen,
+                   const char *const *rt_names, const char *rt_who)
+{
+    char theirs[512];
+    size_t n = 0;
+
+    theirs[0] = '\0';
+    for (; rt_names && *rt_names && n < sizeof theirs; rt_names++)
+        n += (size_t)snprintf(theirs + n, sizeof theirs - n, "%s%s",
+                              n ? ", " : "", *rt_names);
+    if (!theirs[0])
+        return fail(err, errlen,
+            "unknown environment variable %.*s; libdsm knows " KNOWN
+            " (see libdsm(7)), and this program runs no runtime on top of libdsm that "
+            "reads others; unset it or fix its name", (int)nlen, e);
+    return fail(err, errlen,
+        "unknown environment variable %.*s; libdsm knows " KNOWN
+        " (see libdsm(7)), and %s reads %s; unset it or fix its name", (int)nlen, e,
+        rt_who ? rt_who : "the runtime on top of libdsm", theirs);
+}
+
+int dsm__config_parse(struct dsm_config *cfg, char *const *envp, size_t os_page,
+                      const char *const *rt_names, const char *rt_who,
+                      char *err, size_t errlen)
 {
     const char *heap = NULL;
 
@@ -98,7 +133,6 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
     cfg->spin_us = DSM_DEFAULT_SPIN_US;
     cfg->spin_us_set = 0;
     cfg->threads_per_rank = 1;
-    cfg->stack_size = DSM_DEFAULT_STACK_SIZE;
     cfg->check_races = 0;
     cfg->heap_size_set = 0;
     cfg->prefetch = DSM_PREFETCH_NONE;
@@ -181,20 +215,6 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                     "DSM_SPIN_US=%s: bad value; give microseconds from 0 to 1000000", v);
             cfg->spin_us = (unsigned)n;
             cfg->spin_us_set = 1;
-        } else if (IS("DSM_THREADS_PER_RANK")) {
-            unsigned long n;
-            if (parse_uint(v, 64, &n) || n == 0)
-                return fail(err, errlen,
-                    "DSM_THREADS_PER_RANK=%s: bad value; give a number of OpenMP threads "
-                    "per rank from 1 to 64", v);
-            cfg->threads_per_rank = (unsigned)n;
-        } else if (IS("DSM_STACK_SIZE")) {
-            size_t n;
-            if (dsm__parse_size(v, &n) || n < ((size_t)64 << 10) || n > ((size_t)1 << 32))
-                return fail(err, errlen,
-                    "DSM_STACK_SIZE=%s: bad value; give a stack size from 64K to 4G, "
-                    "e.g. DSM_STACK_SIZE=16M", v);
-            cfg->stack_size = n;
         } else if (IS("DSM_CHECK")) {
             if (!strcmp(v, "races")) cfg->check_races = 1;
             else if (!strcmp(v, "0") || !strcmp(v, "none")) cfg->check_races = 0;
@@ -223,10 +243,8 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
                 cfg->timeout_s = (unsigned)n;
             else
                 cfg->sync_timeout_s = (unsigned)n;
-        } else {
-            return fail(err, errlen,
-                "unknown environment variable %.*s; libdsm knows " KNOWN
-                " (see libdsm(7)); unset it or fix its name", (int)nlen, e);
+        } else if (!runtime_name(rt_names, e, nlen)) {
+            return unknown(err, errlen, e, nlen, rt_names, rt_who);
         }
 #undef IS
     }

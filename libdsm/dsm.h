@@ -119,7 +119,7 @@ struct dsm_stats {
     uint64_t bytes_sent;        /* all payload and header bytes sent */
     uint64_t msgs_received;     /* all messages received from other nodes */
     uint64_t mprotect_calls;    /* mprotect() calls made */
-    uint64_t atomics;           /* atomic operations on shared words (OpenMP shim) */
+    uint64_t atomics;           /* atomic operations on shared words (a runtime's) */
     uint64_t remote_atomics;    /* of those, sent to another node's home */
     double   atomic_time;       /* total time waiting for remote atomics */
     uint64_t pages_migrated;    /* pages whose home moved to their sole writer */

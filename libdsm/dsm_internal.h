@@ -1,7 +1,7 @@
 /*
  * dsm_internal.h - libdsm's internal interface, grouped by file.  Nothing
- * here is exported (hidden visibility plus libdsm.map).  The part that the
- * OpenMP shim uses too is in dsm_runtime.h, included here.
+ * here is exported (hidden visibility plus libdsm.map).  The part that a
+ * runtime on top of libdsm uses too is in dsm_runtime.h, included here.
  */
 #ifndef DSM_INTERNAL_H
 #define DSM_INTERNAL_H
@@ -16,12 +16,12 @@
 #include "dsm.h"
 #include "dsm_pure.h"
 #include "wire.h"
-#include "dsm_runtime.h"    /* what the OpenMP shim uses of libdsm, declared there */
+#include "dsm_runtime.h"    /* what a runtime on top of libdsm uses, declared there */
 #include "comm/comm.h"
 #include "trace.h"
 
 /* Address ranges outside the region that can be brought under the DSM
- * (segment.c): the OpenMP shim's executable and the libraries it needs. */
+ * (segment.c): e.g. a program's executable and the libraries it needs. */
 #define DSM_MAX_SEGMENTS 128
 
 /* ---- init.c: the one global state ---------------------------------------- */
@@ -477,8 +477,11 @@ DSM_HIDDEN void dsm__lock_handlers(void);  /* LOCK_REQ, LOCK_GRANT, LOCK_REL(_AC
 /* dsm__lock_try, dsm__lock_release_handoff: dsm_runtime.h. */
 
 /* ---- atomic.c: operations run at the home of the word ---------------------- */
-/* enum dsm_aop, dsm__atomic: dsm_runtime.h. */
+/* enum dsm_aop, dsm__atomic, dsm__atomic_register: dsm_runtime.h. */
 DSM_HIDDEN void dsm__atomic_handlers(void);    /* ATOMIC_REQ, ATOMIC_REPLY */
+/* Bit k: pair operation DSM_AOP_PAIR_FN + k is registered (wire_check's
+ * limits). */
+DSM_HIDDEN uint32_t dsm__atomic_pair_fns(void);
 
 /* ---- service.c: functions another rank runs for this one ------------------ */
 #define DSM_SERVICE_SLOTS 256   /* calls that may wait here at once */
@@ -510,6 +513,8 @@ DSM_HIDDEN void dsm__notrap_mark(void);         /* at barrier and lock release *
 /* ---- runtime.c: what a runtime on top of libdsm uses (dsm_runtime.h) ------- */
 /* The hooks it registered (dsm_rt_set_hooks); a NULL member is absent. */
 extern struct dsm_runtime_hooks dsm__hooks DSM_HIDDEN;
+/* What it said before dsm_init (dsm_rt_preinit); all zero without one. */
+extern struct dsm_runtime_params dsm__rt_params DSM_HIDDEN;
 
 /* ---- alloc.c --------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__alloc_init(void);

@@ -171,9 +171,9 @@ struct dsm_config {
     unsigned spin_us;             /* DSM_SPIN_US: adaptive polling spin phase */
     int      spin_us_set;         /* DSM_SPIN_US was given (else dsm__spin_us_for) */
     unsigned comm_spin_us;        /* the communication thread's (dsm__comm_spin_us_for) */
-    /* Read by the OpenMP shim (ompshim(7)); parsed here with the rest. */
-    unsigned threads_per_rank;    /* DSM_THREADS_PER_RANK */
-    size_t   stack_size;          /* DSM_STACK_SIZE: each OpenMP thread's stack */
+    /* Application threads per rank: 1, or what a runtime on top of libdsm
+     * said before dsm_init (dsm_rt_preinit, set by init.c; not a variable). */
+    unsigned threads_per_rank;
     int      check_races;         /* DSM_CHECK=races */
     int      heap_size_set;       /* DSM_HEAP_SIZE was given */
     enum dsm_prefetch_kind prefetch;  /* DSM_PREFETCH */
@@ -195,7 +195,6 @@ struct dsm_config {
 #define DSM_DEFAULT_BASE       ((uintptr_t)0x200000000000)  /* 32 TiB */
 #define DSM_DEFAULT_MAX_LOCKS  4096
 #define DSM_DEFAULT_SPIN_US    50
-#define DSM_DEFAULT_STACK_SIZE ((size_t)8 << 20)             /* 8 MiB */
 #define DSM_DEFAULT_TIMEOUT    30                           /* seconds */
 #define DSM_MAX_NODES          64   /* copysets are one 64-bit word per page */
 
@@ -210,10 +209,14 @@ static inline unsigned dsm__page_chunks(size_t page, size_t chunk)
 
 /* Fill cfg from envp (an environ-style NULL-terminated array; NULL means no
  * variables), with os_page the OS page size.  Every variable whose name starts
- * with "DSM_" must be known and well-formed.  Returns 0, or -DSM_EINVAL with
- * a complete message (what is wrong and what to do) in err. */
+ * with "DSM_" must be known and well-formed, or be one of rt_names (NULL or
+ * NULL-terminated: the names a runtime on top of libdsm parses itself, which
+ * are passed over here; rt_who names that runtime in the message).  Returns
+ * 0, or -DSM_EINVAL with a complete message (what is wrong and what to do)
+ * in err. */
 DSM_HIDDEN int dsm__config_parse(struct dsm_config *cfg, char *const *envp,
-                                 size_t os_page, char *err, size_t errlen);
+                                 size_t os_page, const char *const *rt_names,
+                                 const char *rt_who, char *err, size_t errlen);
 
 /* Where a node's threads run: its host's ranks (MPI_COMM_TYPE_SHARED), the
  * host's online CPUs and the CPUs this process may run on. */
@@ -230,7 +233,7 @@ DSM_HIDDEN int dsm__host_full(const struct dsm_config *cfg, const struct dsm_hos
  * given; otherwise DSM_DEFAULT_SPIN_US, or 0 where the host's ranks
  * outnumber its CPUs: there every spin takes a core from another rank's
  * thread that computes or must answer (libdsm(7), POLLING; measured with
- * 3 and 4 ranks on 2 CPUs.  2 ranks of 2 OpenMP threads each on 2 CPUs
+ * 3 and 4 ranks on 2 CPUs.  2 ranks of 2 application threads each on 2 CPUs
  * were no faster without the spin, so threads do not count). */
 DSM_HIDDEN unsigned dsm__spin_us_for(const struct dsm_config *cfg, const struct dsm_host *h);
 /* The spin of the communication thread after an event: DSM_SPIN_US where

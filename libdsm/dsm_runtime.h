@@ -1,8 +1,11 @@
 /*
  * dsm_runtime.h - the interface a runtime built on top of libdsm uses,
- * beyond the public dsm.h: the OpenMP shim (omp-shim/, libompshim.so),
- * which is linked together with libdsm's core (libdsmcore.la) into one
- * shared object and includes only dsm.h and this header.  Nothing here is
+ * beyond the public dsm.h, such as the shim in omp-shim/, which is linked
+ * together with libdsm's core (libdsmcore.la) into one shared object and
+ * includes only dsm.h and this header.  libdsm knows nothing of what the
+ * runtime implements: the runtime tells it what it needs before dsm_init
+ * (dsm_rt_preinit), registers its remote operations and services, and
+ * answers its hooks.  Nothing here is
  * exported (hidden visibility); libdsm's own files get it through
  * dsm_internal.h, which includes it.
  *
@@ -29,7 +32,11 @@
  *     communication thread (they wait for its replies); dsm__atomic also
  *     from a SIGSEGV handler of an application thread (the shim's inline
  *     atomics).
- *   - A registered service runs on the serving rank's service thread.
+ *   - Registration (dsm_rt_preinit, dsm__atomic_register,
+ *     dsm__service_register): the main thread at start-up, the same on
+ *     every rank.
+ *   - A registered service runs on the serving rank's service thread; a
+ *     registered pair operation at the pair's home (see dsm__pair_fn).
  *   - The hooks: see struct dsm_runtime_hooks.
  */
 #ifndef DSM_RUNTIME_H
@@ -56,11 +63,33 @@ DSM_HIDDEN void dsm__fatal(const char *fmt, ...)
 /* Non-zero once a fatal report has begun (the signal reports stay quiet). */
 extern int dsm__dying DSM_HIDDEN;
 /* Hand a signal on to the action that a handler in front of it replaced
- * (fault.c's in front of libsigsegv's, the OpenMP shim's in front of
- * that); if that was the default, restore it, and the faulting instruction
- * runs again and kills as it would have. */
+ * (fault.c's in front of libsigsegv's, a runtime's in front of that); if
+ * that was the default, restore it, and the faulting instruction runs again
+ * and kills as it would have. */
 DSM_HIDDEN void dsm__pass_signal(const struct sigaction *next, int sig, siginfo_t *si,
                                  void *uc);
+
+/* ---- before dsm_init (runtime.c) ------------------------------------------- */
+/* What a runtime tells libdsm before dsm_init.  libdsm alone runs one
+ * application thread per rank and refuses every DSM_* variable it does not
+ * know (config.c); a runtime that runs more threads, or reads DSM_*
+ * variables of its own, says so here. */
+struct dsm_runtime_params {
+    /* Application threads each rank runs (0 counts as 1): whether the host
+     * is full and the communication thread's spin (config.c), the
+     * statistics report and the trace header. */
+    unsigned app_threads;
+    /* The DSM_* variables the runtime parses itself, NULL-terminated (or
+     * NULL): dsm_init accepts them, and its refusal of an unknown name
+     * lists them.  The strings must outlive dsm_init. */
+    const char *const *env_names;
+    /* Who reads env_names, for that message: the runtime's name and where
+     * its variables are described; must outlive dsm_init. */
+    const char *name;
+};
+/* Call once, on the main thread, before dsm_init; libdsm keeps a copy of
+ * *p (the pointers in it are not copied). */
+DSM_HIDDEN void dsm_rt_preinit(const struct dsm_runtime_params *p);
 
 /* ---- the job and the configuration (runtime.c) ---------------------------- */
 /* Non-zero between dsm_init and dsm_finalize (dsm_initialized, unexported). */
@@ -71,13 +100,11 @@ DSM_HIDDEN int dsm_rt_nodes(void);
 DSM_HIDDEN MPI_Comm dsm_rt_comm(void);
 /* The calling thread is libdsm's communication thread. */
 DSM_HIDDEN int dsm_rt_on_comm_thread(void);
-/* The configuration (DSM_* variables, config.c): DSM_BASE, DSM_MAX_LOCKS;
- * and those libdsm parses for the runtime: DSM_THREADS_PER_RANK,
- * DSM_STACK_SIZE, DSM_CHECK=races. */
+/* The configuration (DSM_* variables, config.c): DSM_BASE, DSM_MAX_LOCKS,
+ * DSM_CHECK=races (the race check, whose reports a runtime may name
+ * addresses for: struct dsm_runtime_hooks). */
 DSM_HIDDEN uintptr_t dsm_rt_base(void);
 DSM_HIDDEN int dsm_rt_max_locks(void);
-DSM_HIDDEN unsigned dsm_rt_threads_per_rank(void);
-DSM_HIDDEN size_t dsm_rt_stack_size(void);
 DSM_HIDDEN int dsm_rt_check_races(void);
 
 /* ---- the region (runtime.c, vm.c, segment.c, alloc.c) ---------------------- */
@@ -128,8 +155,10 @@ DSM_HIDDEN void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t
 /* Collective, later (a library loaded with dlopen on every node): the same
  * for more ranges, in the spare pages.  Only the home's contents count; the
  * other nodes fetch them on first touch.  Fatal if the spare pages or the
- * DSM_MAX_SEGMENTS entries run out. */
-DSM_HIDDEN void dsm__segments_add(const struct dsm_segment_spec *spec, size_t n, int home);
+ * DSM_MAX_SEGMENTS entries run out; the message ends with advice (what the
+ * user can do about it, e.g. a setting of the runtime's; NULL: nothing). */
+DSM_HIDDEN void dsm__segments_add(const struct dsm_segment_spec *spec, size_t n, int home,
+                                  const char *advice);
 /* Mark the pages of [addr, addr+len) as migrating: at the first barrier
  * where one node alone wrote such a page, that node becomes its home.  Every
  * node must make the same calls. */
@@ -145,31 +174,52 @@ DSM_HIDDEN void dsm__altstack_setup(void);
 
 /* ---- synchronisation and remote operations -------------------------------- */
 /* barrier.c: this node has threads that use shared memory and locks while
- * another of its threads is in a barrier (bystanders: the OpenMP shim's
- * program threads).  From the next barrier on, no page moves its home
+ * another of its threads is in a barrier (bystanders: the program's own
+ * threads under the shim).  From the next barrier on, no page moves its home
  * (first-touch placement, DSM_PF_MIGRATE) anywhere. */
 DSM_HIDDEN void dsm__barrier_bystanders(void);
 
 /* lock.c: acquire lock id if it is free now: 1 acquired (as
- * dsm_lock_acquire), 0 held elsewhere. */
-DSM_HIDDEN int  dsm__lock_try(int id);
-/* Release a lock that this node or another one holds (DSM_MF_HANDOFF). */
-DSM_HIDDEN void dsm__lock_release_handoff(int id);
+ * dsm_lock_acquire), 0 held elsewhere.  what names the caller's function in
+ * the message about a bad id ("what(id): lock id out of range ..."; NULL:
+ * libdsm's own name). */
+DSM_HIDDEN int  dsm__lock_try(int id, const char *what);
+/* Release a lock that this node or another one holds (DSM_MF_HANDOFF);
+ * what as for dsm__lock_try. */
+DSM_HIDDEN void dsm__lock_release_handoff(int id, const char *what);
 
 /* atomic.c: operations run at the home of the word. */
 enum dsm_aop { DSM_AOP_LOAD = 0, DSM_AOP_STORE, DSM_AOP_XCHG, DSM_AOP_CAS,
                DSM_AOP_FETCH_ADD, DSM_AOP_FETCH_SUB, DSM_AOP_FETCH_AND,
                DSM_AOP_FETCH_OR, DSM_AOP_FETCH_XOR, DSM_AOP_FETCH_NAND,
-               /* on a 16-byte {generation, position} pair: */
-               DSM_AOP_WS_GRAB,    /* a gen, b count, c chunk, d guided threads:
-                                    * returns start, *r2 = size (0: used up) */
-               DSM_AOP_WS_LOAD2,   /* returns gen, *r2 = position */
-               DSM_AOP_WS_STORE2   /* gen = a, position = b */ };
-/* Run op on the word of `size` bytes at addr (in the region) at its home.
- * CAS: b is the expected value, a the new one; returns the old value and
- * *r2 = 1 if it swapped.  r2 may be NULL. */
+               /* on a 16-byte pair of words, under the home's pair mutex: */
+               DSM_AOP_PAIR_LOAD,  /* returns pair[0], *r2 = pair[1] */
+               DSM_AOP_PAIR_STORE, /* pair[0] = a, pair[1] = b */
+               DSM_AOP_PAIR_FN     /* DSM_AOP_PAIR_FN + id: the operation a runtime
+                                    * registered as id (dsm__atomic_register) */ };
+/* Ids of registered pair operations go from 0 to DSM_PAIR_FN_MAX - 1. */
+#define DSM_PAIR_FN_MAX 8
+/* Run op on the word of `size` bytes at addr (in the region) at its home;
+ * the pair operations on 16 bytes.  CAS: b is the expected value, a the new
+ * one; returns the old value and *r2 = 1 if it swapped.  r2 may be NULL.
+ * The pair operations leave no copy of the pair in this node's view up to
+ * date, and are not announced by dsm_flush: a pair is the runtime's own
+ * bookkeeping, read and written only through them. */
 DSM_HIDDEN uint64_t dsm__atomic(void *addr, enum dsm_aop op, unsigned size, uint64_t a,
                                 uint64_t b, uint64_t c, uint64_t d, uint64_t *r2);
+/* A runtime's operation on a 16-byte pair of words, run at the pair's home
+ * under the pair mutex (on the home's communication thread for another
+ * node's request, else on the calling thread): reads and updates pair with
+ * the operands of dsm__atomic, returns its result and sets *r2 to the second
+ * one.  It must not block or call into libdsm. */
+typedef uint64_t (*dsm__pair_fn)(uint64_t pair[2], uint64_t a, uint64_t b, uint64_t c,
+                                 uint64_t d, uint64_t *r2);
+/* Register fn as pair operation id (< DSM_PAIR_FN_MAX), called as
+ * dsm__atomic(addr, DSM_AOP_PAIR_FN + id, 16, a, b, c, d, &r2).  On every
+ * rank, the same id and function, before dsm_init (the communication thread
+ * reads the table); a request for an id that is not registered at the home
+ * is refused as a malformed message. */
+DSM_HIDDEN void dsm__atomic_register(unsigned id, dsm__pair_fn fn);
 
 /* service.c: functions another rank runs for this one (service ids below
  * DSM_SERVICE_MAX, wire.h).  A service runs on the serving rank's service
@@ -202,7 +252,7 @@ struct dsm_runtime_hooks {
     int (*bcast)(void *addr, size_t len, int root);
     /* Called for a SIGSEGV or SIGBUS outside the region, or one the
      * protocol does not explain, before the crash report (fault.c), in the
-     * signal handler of the thread that faulted: the OpenMP shim runs the
+     * signal handler of the thread that faulted: the shim runs the
      * program's own handler there.  Returns 1 if the access may be retried
      * (the handler returned). */
     int (*foreign_fault)(void *addr);

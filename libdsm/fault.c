@@ -17,8 +17,8 @@
  * and became readable before the handler took its lock: a read that
  * faulted on a page another thread was fetching (IN_FLIGHT) finds it
  * READ_ONLY, and taking that for a write made the page writable, twinned
- * and listed for nothing.  With the OpenMP shim that is worse than waste:
- * the rank's inline atomics on that page then run on its copy instead of at
+ * and listed for nothing.  Under the shim that is worse than waste: the
+ * rank's inline atomics on that page then run on its copy instead of at
  * the home (seen: inline_atomic, a PLT read of the GOT on the page of the
  * counter, "ranks 0 and 1 both wrote").  So a thin SIGSEGV handler in front
  * of libsigsegv's reads the kind of access from the kernel's page-fault
@@ -233,10 +233,11 @@ static void count_noop(void *addr, int was_rw)
     if (noop_faults >= DSM_NOOP_FAULTS_MAX)
         dsm__fatal("the access at %p keeps faulting (%u times) on a page of shared memory "
                    "that is readable and writable: is the program running code there? "
-                   "(GCC's nested functions put trampolines on the stack; the OpenMP shim "
-                   "makes shared memory executable only if a loaded object asks for an "
-                   "executable stack, PT_GNU_STACK.) Or it changed the page's protection "
-                   "itself with mprotect", addr, noop_faults);
+                   "(GCC's nested functions put trampolines on the stack; shared memory "
+                   "is executable only if the runtime on top of libdsm made it so, as the "
+                   "shim does when a loaded object asks for an executable stack, "
+                   "PT_GNU_STACK.) Or it changed the page's protection itself with "
+                   "mprotect", addr, noop_faults);
 }
 
 static __thread int fault_access;     /* ACCESS_*, for the current fault */
@@ -301,7 +302,7 @@ int dsm__fault_init(void)
         sigaction(SIGSEGV, &front, NULL);
     }
     /* Run the handler on the thread's alternate signal stack when it has
-     * one: a thread whose stack lives in the region (OpenMP shim) faults on
+     * one: a thread whose stack lives in the region (the shim's) faults on
      * it, and the kernel cannot push a signal frame onto a protected page. */
     static const int sigs[] = { SIGSEGV, SIGBUS };
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {

@@ -1,7 +1,7 @@
 /*
  * flush.c - dsm_flush(): point-to-point visibility without a barrier or a
- * lock, for programs that synchronise through shared flags (OpenMP's
- * flush).
+ * lock, for programs that synchronise through shared flags (the flush of
+ * weak shared-memory models: a release and an acquire in one call).
  *
  * A flush is a release that tells every node what it released, followed
  * by an acquire of what the others told this node.
@@ -19,7 +19,7 @@
  * flushes, and a thread that flushes in a loop over read-only data keeps
  * its copies.
  *
- * Why it is enough, for a program that flushes as OpenMP says it must:
+ * Why it is enough, for a program that flushes as such a model says it must:
  * thread A writes x, flushes, sets a flag and flushes; thread B, on
  * another node, flushes and reads the flag until it is set, then flushes
  * once more and reads x.  A's first flush returned only after x's home
@@ -32,7 +32,8 @@
  * come before the notice, and the flag itself may be on a page homed at B,
  * or fetched fresh because B had no copy.  Writes released by a lock
  * release and then announced by a flush of the flag are covered the same
- * way; a flag set without a flush by the writer is not (as in OpenMP).
+ * way; a flag set without a flush by the writer is not (a race in such a
+ * model too).
  * Barriers clear both lists (page_table.c): their own notices drop every
  * copy that a flush would.
  *

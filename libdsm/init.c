@@ -74,8 +74,12 @@ int dsm_init(int *argc, char ***argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &g->comm);
 
     g->os_page = (size_t)sysconf(_SC_PAGESIZE);
-    if (dsm__config_parse(&g->cfg, environ, g->os_page, err, sizeof err) != 0)
+    if (dsm__config_parse(&g->cfg, environ, g->os_page, dsm__rt_params.env_names,
+                          dsm__rt_params.name, err, sizeof err) != 0)
         dsm__fatal("%s", err);
+    /* One application thread per rank, unless a runtime said otherwise. */
+    if (dsm__rt_params.app_threads > 1)
+        g->cfg.threads_per_rank = dsm__rt_params.app_threads;
     /* Every transport has a communication thread next to the application's
      * (and multiple and rma call MPI from any thread with no lock at all),
      * so the level must be MPI_THREAD_MULTIPLE, also when the application

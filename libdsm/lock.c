@@ -244,9 +244,9 @@ void dsm_lock_acquire(int id)
     acquire(id, 0);
 }
 
-int dsm__lock_try(int id)
+int dsm__lock_try(int id, const char *what)
 {
-    check_id("omp_test_lock", id);
+    check_id(what ? what : "dsm__lock_try", id);
     return acquire(id, DSM_MF_TRY);
 }
 
@@ -275,16 +275,17 @@ void dsm_lock_release(int id)
     release("dsm_lock_release", id, 0);
 }
 
-/* For the shim: libgomp lets a thread unset a simple lock that another
- * thread set (SoX's readers-writer lock does: the last reader out unlocks
- * what the first reader in locked), and the C library a normal mutex.  It
- * is a release like any other, of this node's notices; the holder's writes
- * reach the next holder if a synchronisation ordered them before this
- * release (in SoX, the readers' count lock), through the notices learned
- * from it.  A lock that nobody holds is still an error. */
-void dsm__lock_release_handoff(int id)
+/* For a runtime whose locks any thread may unlock, not only the holder
+ * (a program may unset a simple lock that another thread set, as SoX's
+ * readers-writer lock does: the last reader out unlocks what the first
+ * reader in locked; and the C library lets it unlock a normal mutex).  It is a release
+ * like any other, of this node's notices; the holder's writes reach the
+ * next holder if a synchronisation ordered them before this release (in
+ * SoX, the readers' count lock), through the notices learned from it.  A
+ * lock that nobody holds is still an error. */
+void dsm__lock_release_handoff(int id, const char *what)
 {
-    release("a lock release (omp_unset_lock, pthread_mutex_unlock)", id, DSM_MF_HANDOFF);
+    release(what ? what : "dsm__lock_release_handoff", id, DSM_MF_HANDOFF);
 }
 
 void dsm__lock_dump(struct dsm_sbuf *sb)

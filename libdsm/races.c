@@ -8,7 +8,7 @@
  * current interval, which node wrote each byte; a byte claimed by two nodes
  * is a race, and one of the two updates is lost (the later diff overwrites
  * the earlier one).  This is how a program built with GCC's inline atomics
- * (plain gcc -fopenmp) shows its lost updates under the OpenMP shim.  Only
+ * (plain gcc with its threads on the shim) shows its lost updates.  Only
  * writes flushed at a barrier count: a flush at a lock release comes from a
  * critical section, ordered by the lock.  Reports go to stderr, at most
  * RACE_REPORTS of them, with a total at dsm_finalize.

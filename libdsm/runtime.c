@@ -1,18 +1,26 @@
 /*
  * runtime.c - the accessors of dsm_runtime.h: what a runtime built on top
- * of libdsm (the OpenMP shim) reads and sets of libdsm's global state
- * (dsm__g), and the hooks it registers (dsm__hooks, read by bcast.c,
- * fault.c, races.c and watchdog.c).
+ * of libdsm reads and sets of libdsm's global state (dsm__g), what it says
+ * before dsm_init (dsm__rt_params, read by init.c), and the hooks it
+ * registers (dsm__hooks, read by bcast.c, fault.c, races.c and watchdog.c).
  *
  * Threads: any, also a signal handler: each function reads or writes one
  * value (dsm_rt_set_hooks copies the struct; the runtime calls it while no
- * hook can run).
+ * hook can run).  dsm_rt_preinit: the main thread, before dsm_init.
  */
 #include <pthread.h>
 
 #include "dsm_internal.h"
 
 struct dsm_runtime_hooks dsm__hooks;
+struct dsm_runtime_params dsm__rt_params;
+
+void dsm_rt_preinit(const struct dsm_runtime_params *p)
+{
+    if (dsm__g.state != DSM_STATE_NEW)
+        dsm__fatal("internal error: dsm_rt_preinit called after dsm_init");
+    dsm__rt_params = *p;
+}
 
 void dsm_rt_set_hooks(const struct dsm_runtime_hooks *h)
 {
@@ -31,8 +39,6 @@ MPI_Comm dsm_rt_comm(void) { return dsm__g.comm; }
 int dsm_rt_on_comm_thread(void) { return pthread_equal(pthread_self(), dsm__g.comm_thread); }
 uintptr_t dsm_rt_base(void) { return dsm__g.cfg.base; }
 int dsm_rt_max_locks(void) { return dsm__g.cfg.max_locks; }
-unsigned dsm_rt_threads_per_rank(void) { return dsm__g.cfg.threads_per_rank; }
-size_t dsm_rt_stack_size(void) { return dsm__g.cfg.stack_size; }
 int dsm_rt_check_races(void) { return dsm__g.cfg.check_races; }
 
 /* ---- the region ---- */

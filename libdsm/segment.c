@@ -1,7 +1,8 @@
 /*
  * segment.c - memory outside the region brought under the DSM, first-touch
- * page placement, and alternate signal stacks.  Used by the OpenMP shim to
- * share a program's globals (.data/.bss) and to run stacks in the region.
+ * page placement, and alternate signal stacks.  Used by a runtime on top of
+ * libdsm (the shim) to share a program's globals (.data/.bss) and to run
+ * stacks in the region.
  *
  * Threads: dsm__segments_attach, dsm__segments_add and dsm__set_migrate are
  * collective, called by the main thread of every node; dsm__altstack_setup
@@ -127,7 +128,8 @@ void dsm__segments_attach(const struct dsm_segment_spec *spec, size_t n, int hom
     dsm_barrier();
 }
 
-void dsm__segments_add(const struct dsm_segment_spec *spec, size_t n, int home)
+void dsm__segments_add(const struct dsm_segment_spec *spec, size_t n, int home,
+                       const char *advice)
 {
     struct dsm_global *g = &dsm__g;
     size_t need = pages_of(spec, n), used = g->segs_npages;
@@ -137,13 +139,14 @@ void dsm__segments_add(const struct dsm_segment_spec *spec, size_t n, int home)
     if (need > g->segs_reserved - used)
         dsm__fatal("cannot share the global variables of a library loaded with dlopen: "
                    "they need %zu bytes and %zu bytes are left of the room set aside "
-                   "for them at start-up; run with OMPSHIM_LIB_DATA=private to keep each "
-                   "library's globals per rank", need * g->page_size,
-                   (g->segs_reserved - used) * g->page_size);
+                   "for them at start-up%s%s", need * g->page_size,
+                   (g->segs_reserved - used) * g->page_size, advice ? "; " : "",
+                   advice ? advice : "");
     if (n > (size_t)(DSM_MAX_SEGMENTS - g->nsegs))
         dsm__fatal("cannot share the global variables of another library loaded with "
                    "dlopen: the DSM already holds %d address ranges of the program (at "
-                   "most %d); run with OMPSHIM_LIB_DATA=private", g->nsegs, DSM_MAX_SEGMENTS);
+                   "most %d)%s%s", g->nsegs, DSM_MAX_SEGMENTS, advice ? "; " : "",
+                   advice ? advice : "");
     size_t end = place_segments(spec, n, home, g->segs_first + used, 0);
     publish_segments(n, end, 0);
     dsm_barrier();

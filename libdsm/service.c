@@ -155,7 +155,8 @@ static void on_call_req(const struct dsm_wire_hdr *h, const unsigned char *paylo
         pthread_mutex_unlock(&q.lock);
         if (!services[h->id])
             dsm__fatal("rank %d asked for service %u, which this rank has not registered "
-                       "(a program that uses the OpenMP shim on some ranks only?)",
+                       "(a program that runs the runtime on top of libdsm on some ranks "
+                       "only?)",
                        h->src, h->id);
         dsm__fatal("more than %d service calls wait here at once (from rank %d)",
                    DSM_SERVICE_SLOTS, h->src);

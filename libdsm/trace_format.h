@@ -32,7 +32,8 @@ struct dsm_trace_file_hdr {          /* 256 bytes */
     uint64_t t_sync;                 /* CLOCK_MONOTONIC ns just after a barrier of
                                       * all ranks in dsm_init: aligns the ranks' clocks */
     uint64_t t_init;                 /* CLOCK_MONOTONIC ns when tracing started */
-    uint32_t threads_per_rank;       /* DSM_THREADS_PER_RANK */
+    uint32_t threads_per_rank;       /* application threads per rank: 1, or what
+                                      * a runtime said (dsm_rt_preinit) */
     uint32_t online_cpus;            /* sysconf(_SC_NPROCESSORS_ONLN) of the host */
     int32_t  pid;
     uint32_t reserved0;
@@ -89,8 +90,9 @@ enum dsm_trace_kind {
     DSM_TR_ATOMIC_BEGIN,     /* sub=op, peer=home, a=page */
     DSM_TR_ATOMIC_END,       /* sub=op, peer=home, a=page */
     DSM_TR_PREFETCH,         /* a=first page, b=pages (dsm_prefetch; returns at once) */
-    DSM_TR_FORK,             /* omp-shim: a=region sequence, b=team size */
-    DSM_TR_JOIN,             /* omp-shim: a=region sequence */
+    DSM_TR_FORK,             /* a runtime's parallel region starts (dsm_rt_trace):
+                              * a=region sequence, b=team size */
+    DSM_TR_JOIN,             /* a runtime's parallel region ends: a=region sequence */
     DSM_TR_NKINDS
 };
 

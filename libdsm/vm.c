@@ -125,7 +125,7 @@ void dsm__vm_fini(void)
     size_t size = g->npages << g->page_shift;
     if (g->keep_mapped) {
         /* The process goes on using these addresses until it exits (the
-         * OpenMP shim: a stack, the program's globals and heap).  Leave the
+         * shim: a stack, the program's globals and heap).  Leave the
          * memory where it is, readable and writable; copies keep the
          * contents they had. */
         (void)size;

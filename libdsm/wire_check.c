@@ -8,7 +8,8 @@
  * header (known type, sender is MPI's sender and a rank, length is the
  * received length), the ids of each type (page, lock and its manager), and
  * the payloads (page numbers of notices and prefetch lists, every diff entry and run inside its
- * page, atomic operands inside their page; service numbers and sizes).  Rejecting here, before a request
+ * page, atomic operations known or registered and their operands inside
+ * their page; service numbers and sizes).  Rejecting here, before a request
  * may be deferred (protocol.c), means a malformed message is reported when it
  * arrives rather than when it is served.
  */
@@ -128,6 +129,10 @@ static int check_atomic(const struct dsm_wire_limits *l, const unsigned char *pl
     struct dsm_wire_atomic o;
 
     memcpy(&o, pl, sizeof o);
+    if (l->pair_fn0 && o.op >= l->pair_fn0 && o.op <= l->max_aop &&
+        (o.op - l->pair_fn0 >= 32 || !(l->pair_fns >> (o.op - l->pair_fn0) & 1)))
+        return bad(why, whylen, "ATOMIC_REQ operation %u is not registered here "
+                   "(dsm__atomic_register)", o.op);
     if (o.op > l->max_aop ||
         !(o.size == 1 || o.size == 2 || o.size == 4 || o.size == 8 || o.size == 16) ||
         o.offset % o.size != 0 || o.size > l->page_size || o.offset > l->page_size - o.size)

@@ -28,6 +28,10 @@ struct dsm_wire_limits {
     size_t   page_size;     /* bytes, a multiple of DSM_DIFF_CHUNK */
     uint32_t max_locks;     /* lock ids go from 0 to max_locks - 1 */
     uint32_t max_aop;       /* the largest enum dsm_aop value */
+    /* Operations from pair_fn0 up are registered ones: bit k of pair_fns
+     * says whether pair_fn0 + k is (pair_fn0 0: none are). */
+    uint32_t pair_fn0;
+    uint32_t pair_fns;
 };
 
 /* Check the message of count bytes at msg, received from MPI rank mpi_src.

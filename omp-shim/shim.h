@@ -110,10 +110,23 @@ struct shim_thr {
 
 struct shim_shared_ws { uint64_t gen, pos; };
 
+/* ---- dsm_settings.c: the DSM_* variables the shim reads itself ---- */
+#define SHIM_DEFAULT_STACK_SIZE ((size_t)8 << 20)     /* 8 MiB */
+struct shim_dsm_settings {
+    unsigned threads_per_rank;  /* DSM_THREADS_PER_RANK, 1 to SHIM_MAX_LOCAL */
+    size_t stack_size;          /* DSM_STACK_SIZE, 64K to 4G */
+};
+/* Their names, NULL-terminated (struct dsm_runtime_params's env_names). */
+extern const char *const shim_dsm_settings_names[] SHIM_HIDDEN;
+/* Fill s from envp (environ-style; NULL: none).  Returns 0, or -DSM_EINVAL
+ * with the whole message (what is wrong, what to do) in err. */
+SHIM_HIDDEN int shim_dsm_settings_parse(struct shim_dsm_settings *s, char *const *envp,
+                                        char *err, size_t errlen);
+
 /* ---- start.c ---- */
 struct shim_global {
     int active;                 /* the shim runs the program across ranks */
-    int rank, nodes, tpr;       /* tpr: DSM_THREADS_PER_RANK */
+    int rank, nodes, tpr;       /* tpr: DSM_THREADS_PER_RANK (dsm_settings.c) */
     uintptr_t text_lo, text_hi; /* the executable's code */
     /* The code of the libraries the program needs (applibs.c). */
     int nprog_libs;
@@ -241,6 +254,12 @@ SHIM_HIDDEN int shim_outer(int level, int *num, int *size);
 SHIM_HIDDEN int shim_local_count(void);
 
 /* ---- loop.c ---- */
+/* The shim's pair operations (dsm__atomic_register): the grab of a dynamic
+ * or guided loop's next chunk on a {generation, position} counter. */
+enum { SHIM_PAIR_WS_GRAB = 0 };
+#define SHIM_AOP_WS_GRAB ((enum dsm_aop)(DSM_AOP_PAIR_FN + SHIM_PAIR_WS_GRAB))
+/* Register them with libdsm: on every rank, before dsm_init (start.c). */
+SHIM_HIDDEN void shim_loop_register(void);
 /* Begin a work-share construct: a new generation and slot (every thread of
  * the team calls it for every construct, in the same order). */
 SHIM_HIDDEN void shim_ws_begin(struct shim_thr *t);
@@ -394,6 +413,10 @@ SHIM_HIDDEN int shim_applibs_add(struct dl_phdr_info *info);
  * SHIM_MAX_RW entries); 0 if it has none. */
 SHIM_HIDDEN int shim_data_segment(const struct shim_image_data *d,
                                   struct dsm_segment_spec *spec, struct dsm_range *copy);
+/* What to do when the room for the globals of libraries loaded later runs
+ * out (dsm__segments_add's advice). */
+#define SHIM_LIB_DATA_ADVICE \
+    "run with OMPSHIM_LIB_DATA=private to keep each library's globals per rank"
 
 /* ---- dlarena.c: where libraries loaded with dlopen go ---- */
 #define SHIM_MAX_EXTENTS 256

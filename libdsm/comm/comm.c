@@ -432,9 +432,9 @@ static void *comm_main(void *arg)
     dsm__trace_role(DSM_TR_ROLE_COMM);
     is_comm_thread = 1;
     /* glibc maps a thread's malloc arena at the thread's first malloc.  MPI
-     * may allocate in this thread at any later moment, e.g. while the
-     * OpenMP shim holds an address range open for a dlopen, where no new
-     * mapping may land (omp-shim/libc/dlarena.c): take the arena now (volatile:
+     * may allocate in this thread at any later moment, e.g. while a runtime
+     * on top of libdsm holds an address range open for a dlopen, where no
+     * new mapping may land (the shim's dlarena.c): take the arena now (volatile:
      * a malloc freed at once may be left out by the compiler). */
     void *volatile arena_probe = malloc(1);
     free(arena_probe);

@@ -119,14 +119,14 @@ SHIM_EXPORT void omp_unset_lock(void *lock)
     if (!shim.active)
         shim_local_unlock(lock);
     else
-        dsm__lock_release_handoff(lock_id("omp_unset_lock", lock));
+        dsm__lock_release_handoff(lock_id("omp_unset_lock", lock), "omp_unset_lock");
 }
 
 SHIM_EXPORT int omp_test_lock(void *lock)
 {
     if (!shim.active)
         return shim_local_trylock(lock);
-    return dsm__lock_try(lock_id("omp_test_lock", lock));
+    return dsm__lock_try(lock_id("omp_test_lock", lock), "omp_test_lock");
 }
 
 /* ---- nest locks, in C's layout (f = 0) or Fortran's (f = 1) ---- */
@@ -258,7 +258,7 @@ static int nest_test(void *lock, int f, const char *fn)
         nest_put(lock, f, me, depth, fn);
         return (int)depth;
     }
-    if (!shim.active ? !shim_local_trylock(lock) : !dsm__lock_try(lock_id(fn, lock)))
+    if (!shim.active ? !shim_local_trylock(lock) : !dsm__lock_try(lock_id(fn, lock), fn))
         return 0;
     nest_put(lock, f, me, 1, fn);
     return 1;

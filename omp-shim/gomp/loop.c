@@ -7,14 +7,16 @@
  * (region sequence << 24 | construct count) and one of SHIM_WS_SLOTS shared
  * {generation, position} counters at node 0.  Static schedules are computed
  * locally.  Dynamic and guided chunks come from the counter with one remote
- * atomic (WS_GRAB): the first grab of a new generation resets it, and a
+ * operation at its home (ws_grab_at_home, registered with libdsm as a pair
+ * operation at start-up): the first grab of a new generation resets it, and a
  * counter already at a later generation means this loop is used up (a
  * thread moves on to a later construct only after seeing it used up), so
  * slots need no other synchronisation.  Ordered: a second counter holds the
  * token, the start of the next chunk allowed in; ordered regions also hold
  * a DSM lock, so that what one writes is visible to the next.
  *
- * Threads: OpenMP threads (any rank).
+ * Threads: OpenMP threads (any rank); ws_grab_at_home at node 0, on its
+ * communication thread or on the OpenMP thread that grabs there.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -22,6 +24,39 @@
 
 #include "shim.h"
 #include "gomp_abi.h"
+
+/* The grab, at the counter's home under libdsm's pair mutex: a generation,
+ * b iteration count, c chunk, d guided threads (0: dynamic).  Returns the
+ * chunk's first iteration and its size in *r2 (0: the loop is used up). */
+static uint64_t ws_grab_at_home(uint64_t w[2], uint64_t gen, uint64_t n, uint64_t chunk,
+                                uint64_t guided, uint64_t *r2)
+{
+    if (w[0] < gen) {
+        w[0] = gen;
+        w[1] = 0;
+    }
+    if (w[0] > gen || w[1] >= n) {
+        *r2 = 0;                  /* this work-share is used up */
+        return n;
+    }
+    uint64_t rem = n - w[1], sz = chunk ? chunk : 1;
+    if (guided) {
+        uint64_t q = (rem + guided - 1) / guided;
+        if (q > sz)
+            sz = q;
+    }
+    if (sz > rem)
+        sz = rem;
+    uint64_t r = w[1];
+    *r2 = sz;
+    w[1] += sz;
+    return r;
+}
+
+void shim_loop_register(void)
+{
+    dsm__atomic_register(SHIM_PAIR_WS_GRAB, ws_grab_at_home);
+}
 
 void shim_ws_begin(struct shim_thr *t)
 {
@@ -50,7 +85,7 @@ static uint64_t batched_grab(struct shim_thr *t, uint64_t n, uint64_t chunk, int
             *size = 0;
             return n;
         }
-        a = dsm__atomic(&shim.ws[t->slot], DSM_AOP_WS_GRAB, 16, t->gen, n,
+        a = dsm__atomic(&shim.ws[t->slot], SHIM_AOP_WS_GRAB, 16, t->gen, n,
                         chunk * (uint64_t)local, 0, &sz);
         e->gen = t->gen;
         e->pos = sz ? a : 0;
@@ -90,7 +125,7 @@ uint64_t shim_ws_grab(struct shim_thr *t, uint64_t n, uint64_t chunk,
     int local = shim_local_count();
     if (!guided_threads && local > 1)
         return batched_grab(t, n, chunk, local, size);
-    return dsm__atomic(&shim.ws[t->slot], DSM_AOP_WS_GRAB, 16, t->gen, n, chunk,
+    return dsm__atomic(&shim.ws[t->slot], SHIM_AOP_WS_GRAB, 16, t->gen, n, chunk,
                        guided_threads, size);
 }
 
@@ -118,7 +153,7 @@ void shim_loop_init(struct shim_thr *t, const struct shim_loop_desc *d, int orde
 static void wait_turn(struct shim_thr *t, uint64_t s)
 {
     for (unsigned spins = 0;; spins++) {
-        uint64_t pos, gen = dsm__atomic(&shim.ord[t->slot], DSM_AOP_WS_LOAD2, 16,
+        uint64_t pos, gen = dsm__atomic(&shim.ord[t->slot], DSM_AOP_PAIR_LOAD, 16,
                                         0, 0, 0, 0, &pos);
         if ((gen == t->gen && pos == s) || (gen < t->gen && s == 0))
             return;
@@ -136,7 +171,7 @@ void shim_ordered_pass(struct shim_thr *t)
         return;
     if (!t->turn)
         wait_turn(t, t->cur_s);
-    dsm__atomic(&shim.ord[t->slot], DSM_AOP_WS_STORE2, 16, t->gen, t->cur_e, 0, 0, NULL);
+    dsm__atomic(&shim.ord[t->slot], DSM_AOP_PAIR_STORE, 16, t->gen, t->cur_e, 0, 0, NULL);
     t->cur_s = t->cur_e = 0;
     t->turn = 0;
 }

@@ -8,7 +8,9 @@
  *      data sit at the same addresses on every rank; find the program's
  *      code and open the pre-main arena, where the executable's
  *      constructors allocate (premain_heap.c);
- *   2. dsm_init (MPI), then check that the addresses do match;
+ *   2. read the shim's own DSM_* variables (dsm_settings.c) and tell
+ *      libdsm the threads per rank and those names (dsm_rt_preinit);
+ *      dsm_init (MPI), then check that the addresses do match;
  *   3. bring the executable's .data and .bss, and those of the libraries it
  *      needs (applibs.c), under the DSM (homed at rank 0, moving to the
  *      first node that alone writes a page), and the used part of the
@@ -38,6 +40,8 @@
 #include "shim.h"
 
 struct shim_global shim;
+/* DSM_THREADS_PER_RANK and DSM_STACK_SIZE (dsm_settings.c). */
+static struct shim_dsm_settings settings;
 
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
@@ -271,7 +275,7 @@ static void setup(char **argv)
 
     shim.rank = dsm_rt_rank();
     shim.nodes = dsm_rt_nodes();
-    shim.tpr = (int)dsm_rt_threads_per_rank();
+    shim.tpr = (int)settings.threads_per_rank;
     dsm_rt_set_keep_mapped(1);
     /* The stacks are in the DSM: if the program's own stack had to be
      * executable, so must they be (pages of the region get PROT_EXEC). */
@@ -307,7 +311,8 @@ static void setup(char **argv)
     shim.stack_slots = per > (size_t)shim.tpr ? per : (size_t)shim.tpr;
     if (shim.stack_slots > SHIM_MAX_LOCAL)
         shim.stack_slots = SHIM_MAX_LOCAL;
-    shim.stack_size = (dsm_rt_stack_size() + dsm_rt_page_size() - 1) & ~(dsm_rt_page_size() - 1);
+    shim.stack_size = (settings.stack_size + dsm_rt_page_size() - 1) &
+                      ~(dsm_rt_page_size() - 1);
     shim.stacks = calloc((size_t)shim.nodes, sizeof *shim.stacks);
     if (!shim.stacks)
         dsm__fatal("out of private memory at start-up");
@@ -423,13 +428,36 @@ static void move_stack_end(void *top)
     mprotect((void *)page, dsm_rt_os_page(), PROT_READ);
 }
 
+/* The shim's own DSM_* variables (dsm_settings.c), told to libdsm before
+ * dsm_init: how many threads a rank runs, and that their names are known;
+ * and the shim's remote pair operations (loop.c), registered before
+ * libdsm's communication thread can serve one.
+ * A bad value is reported once dsm_init has started MPI, as libdsm reports
+ * its own: with the rank, ending the whole job. */
+static void init_dsm(int *argc, char ***argv)
+{
+    char err[512];
+    int bad = shim_dsm_settings_parse(&settings, environ, err, sizeof err);
+    struct dsm_runtime_params p = {
+        .app_threads = settings.threads_per_rank,
+        .env_names = shim_dsm_settings_names,
+        .name = "the OpenMP shim (ompshim(7))",
+    };
+
+    dsm_rt_preinit(&p);
+    shim_loop_register();
+    dsm_init(argc, argv);
+    if (bad)
+        dsm__fatal("%s", err);
+}
+
 static int shim_main(int argc, char **argv, char **envp)
 {
     shim_premain_end();         /* the executable's constructors are done */
     if (!getenv("DSM_HEAP_SIZE"))
         setenv("DSM_HEAP_SIZE", "8G", 1);
     drop_preload();
-    dsm_init(&argc, &argv);
+    init_dsm(&argc, &argv);
     setup(argv);
     if (shim.rank != 0)
         shim_worker_loop();

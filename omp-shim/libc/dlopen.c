@@ -209,7 +209,7 @@ static void join(const struct dl_desc *d)
      * Its barrier (or this one, with no globals to share) is also where
      * rank 0 learns that nobody reads the description any more. */
     if (n)
-        dsm__segments_add(spec, n, 0);
+        dsm__segments_add(spec, n, 0, SHIM_LIB_DATA_ADVICE);
     else
         dsm_barrier();
     for (size_t i = 0; i < n; i++)

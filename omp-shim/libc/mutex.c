@@ -115,7 +115,7 @@ static int take(struct gmutex *g, int try, int local)
     } else {
         int id = mutex_lock_id(g);
         if (try) {
-            if (!dsm__lock_try(id))
+            if (!dsm__lock_try(id, "pthread_mutex_trylock"))
                 return EBUSY;
         } else {
             dsm_lock_acquire(id);
@@ -198,7 +198,8 @@ SHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
     if (sh == 2)
         shim_local_unlock(g);
     else
-        dsm__lock_release_handoff(mutex_lock_id(g));   /* a normal mutex: any thread may unlock it */
+        /* a normal mutex: any thread may unlock it */
+        dsm__lock_release_handoff(mutex_lock_id(g), "pthread_mutex_unlock");
     return 0;
 }
 

@@ -276,6 +276,6 @@ void shim_premain_attach(void)
     struct dsm_segment_spec spec = { P.base, P.kept, &copy, 1 };
     if (!P.kept)
         return;
-    dsm__segments_add(&spec, 1, 0);
+    dsm__segments_add(&spec, 1, 0, SHIM_LIB_DATA_ADVICE);
     dsm__set_migrate(P.base, P.kept);
 }

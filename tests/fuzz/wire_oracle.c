@@ -17,7 +17,11 @@
 #define NODES 3
 #define NPAGES 16
 #define NLOCKS 9
-#define MAX_AOP 12
+/* As libdsm has them: the pair operations a runtime may register are 12 to
+ * 19, and the shim registers one (its loop's grab, id 0). */
+#define MAX_AOP 19
+#define PAIR_FN0 12
+#define PAIR_FNS 0x1u
 
 static char msgbuf[256];
 
@@ -126,6 +130,9 @@ static const char *decode(const struct dsm_wire_limits *l, const uint8_t *msg, s
             if (o.op > l->max_aop || o.size == 0 || o.offset % o.size ||
                 (size_t)o.offset + o.size > l->page_size)
                 return broken("an atomic operand outside its page", h.type, o.offset);
+            if (l->pair_fn0 && o.op >= l->pair_fn0 &&
+                !(l->pair_fns & (1u << (o.op - l->pair_fn0))))
+                return broken("a pair operation that is not registered", h.type, o.op);
             unsigned char *page = malloc(l->page_size);
             if (!page)
                 abort();
@@ -252,7 +259,8 @@ const char *wire_oracle(const uint8_t *data, size_t size, unsigned long *accepte
     for (size_t k = 0; k < sizeof page_sizes / sizeof page_sizes[0]; k++) {
         struct dsm_wire_limits l = {
             .rank = rank, .nodes = NODES, .npages = NPAGES, .page_size = page_sizes[k],
-            .max_locks = NLOCKS, .max_aop = MAX_AOP,
+            .max_locks = NLOCKS, .max_aop = MAX_AOP, .pair_fn0 = PAIR_FN0,
+            .pair_fns = PAIR_FNS,
         };
         why[0] = 0;
         if (dsm__wire_check(&l, copy, count, mpi_src, why, sizeof why) < 0) {

@@ -31,7 +31,7 @@ static struct dsm_config parse_ok(char *const *envp, size_t os_page)
 
     memset(&cfg, 0xee, sizeof(cfg));
     errbuf[0] = '\0';
-    rc = dsm__config_parse(&cfg, envp, os_page, errbuf, sizeof(errbuf));
+    rc = dsm__config_parse(&cfg, envp, os_page, NULL, NULL, errbuf, sizeof(errbuf));
     if (rc != 0)
         fail_msg("expected success, got %d: %s", rc, errbuf);
     return cfg;
@@ -46,7 +46,7 @@ static void parse_err(char *const *envp, size_t os_page,
     int rc;
 
     memset(errbuf, 0, sizeof(errbuf));
-    rc = dsm__config_parse(&cfg, envp, os_page, errbuf, sizeof(errbuf));
+    rc = dsm__config_parse(&cfg, envp, os_page, NULL, NULL, errbuf, sizeof(errbuf));
     if (rc != -DSM_EINVAL)
         fail_msg("%s: expected -DSM_EINVAL, got %d", envp[0], rc);
     if (memchr(errbuf, '\0', sizeof(errbuf)) == NULL)
@@ -226,13 +226,15 @@ static void test_numbers(void **state)
  * rank's own CPUs where it is bound to fewer. */
 static void test_host_full(void **state)
 {
-    struct dsm_config c = one_ok("TERM=xterm"), omp3 = one_ok("DSM_THREADS_PER_RANK=3");
+    struct dsm_config c = one_ok("TERM=xterm"), omp3 = c;
     struct dsm_host two_on_two = { 2, 2, 2 }, one_on_two = { 1, 2, 2 };
     struct dsm_host two_on_eight = { 2, 8, 8 }, four_on_eight = { 4, 8, 8 };
     struct dsm_host five_on_eight = { 5, 8, 8 }, bound_one = { 1, 8, 1 };
     struct dsm_host unknown = { 1, 0, 0 };
 
     (void)state;
+    omp3.threads_per_rank = 3;          /* as a runtime says (dsm_rt_preinit) */
+    assert_int_equal(c.threads_per_rank, 1);
     assert_true(dsm__host_full(&c, &two_on_two));
     assert_false(dsm__host_full(&c, &one_on_two));
     assert_false(dsm__host_full(&c, &two_on_eight));
@@ -249,7 +251,7 @@ static void test_host_full(void **state)
  * a process's own CPUs do not count). */
 static void test_spin_us_for(void **state)
 {
-    struct dsm_config c = one_ok("TERM=xterm"), omp2 = one_ok("DSM_THREADS_PER_RANK=2");
+    struct dsm_config c = one_ok("TERM=xterm"), omp2 = c;
     struct dsm_config set7 = one_ok("DSM_SPIN_US=7"), set50 = one_ok("DSM_SPIN_US=50");
     struct dsm_host two_on_two = { 2, 2, 2 }, three_on_two = { 3, 2, 2 };
     struct dsm_host four_on_two = { 4, 2, 2 }, one_on_two = { 1, 2, 2 };
@@ -257,6 +259,7 @@ static void test_spin_us_for(void **state)
     struct dsm_host bound_one = { 1, 8, 1 }, unknown = { 4, 0, 0 };
 
     (void)state;
+    omp2.threads_per_rank = 2;
     assert_false(c.spin_us_set);
     assert_true(set7.spin_us_set);
     assert_int_equal(dsm__spin_us_for(&c, &one_on_two), DSM_DEFAULT_SPIN_US);
@@ -280,7 +283,7 @@ static void test_spin_us_for(void **state)
  * communication threads outnumber its CPUs). */
 static void test_comm_spin_us_for(void **state)
 {
-    struct dsm_config c = one_ok("TERM=xterm"), omp2 = one_ok("DSM_THREADS_PER_RANK=2");
+    struct dsm_config c = one_ok("TERM=xterm"), omp2 = c;
     struct dsm_config set7 = one_ok("DSM_SPIN_US=7");
     struct dsm_host one_on_two = { 1, 2, 2 }, two_on_two = { 2, 2, 2 };
     struct dsm_host four_on_two = { 4, 2, 2 }, two_on_four = { 2, 4, 4 };
@@ -288,6 +291,7 @@ static void test_comm_spin_us_for(void **state)
     struct dsm_host unknown = { 4, 0, 0 };
 
     (void)state;
+    omp2.threads_per_rank = 2;
     assert_int_equal(dsm__comm_spin_us_for(&c, &one_on_two), DSM_DEFAULT_SPIN_US);
     assert_int_equal(dsm__comm_spin_us_for(&c, &two_on_two), 0);
     assert_int_equal(dsm__comm_spin_us_for(&c, &four_on_two), 0);
@@ -444,22 +448,41 @@ static void test_timeouts(void **state)
     one_bad("DSM_SYNC_TIMEOUT=never", "DSM_SYNC_TIMEOUT");
 }
 
-/* The variables parsed here for the OpenMP shim. */
-static void test_shim_vars(void **state)
+/* DSM_CHECK (the race check). */
+static void test_check(void **state)
 {
     struct dsm_config c;
     (void)state;
-    c = one_ok("DSM_THREADS_PER_RANK=4");
-    assert_int_equal(c.threads_per_rank, 4);
-    c = one_ok("DSM_STACK_SIZE=16M");
-    assert_int_equal(c.stack_size, 16 * MIB);
     c = one_ok("DSM_CHECK=races");
     assert_int_equal(c.check_races, 1);
-    one_bad("DSM_THREADS_PER_RANK=0", "DSM_THREADS_PER_RANK");
-    one_bad("DSM_THREADS_PER_RANK=65", "DSM_THREADS_PER_RANK");
-    one_bad("DSM_STACK_SIZE=32K", "DSM_STACK_SIZE");
-    one_bad("DSM_STACK_SIZE=8G", "DSM_STACK_SIZE");
+    c = one_ok("DSM_CHECK=none");
+    assert_int_equal(c.check_races, 0);
     one_bad("DSM_CHECK=all", "DSM_CHECK");
+}
+
+/* A runtime's own DSM_* names (dsm_rt_preinit) are passed over, whatever
+ * their value; without it they are unknown, and the message says that no
+ * runtime reads them in this program. */
+static void test_runtime_names(void **state)
+{
+    static const char *const names[] = { "DSM_THREADS_PER_RANK", "DSM_STACK_SIZE", NULL };
+    char *envp[] = { "DSM_THREADS_PER_RANK=0", "DSM_STACK_SIZE=junk", "DSM_COMM=queue", NULL };
+    char *typo[] = { "DSM_THREADS_PER_RAN=2", NULL };
+    struct dsm_config cfg;
+
+    (void)state;
+    errbuf[0] = '\0';
+    assert_int_equal(dsm__config_parse(&cfg, envp, OS_PAGE, names, "the shim",
+                                       errbuf, sizeof errbuf), 0);
+    assert_int_equal(cfg.comm, DSM_COMM_QUEUE);
+    assert_int_equal(cfg.threads_per_rank, 1);
+    assert_int_equal(dsm__config_parse(&cfg, typo, OS_PAGE, names, "the shim",
+                                       errbuf, sizeof errbuf), -DSM_EINVAL);
+    assert_non_null(strstr(errbuf, "unknown environment variable DSM_THREADS_PER_RAN;"));
+    assert_non_null(strstr(errbuf, "and the shim reads DSM_THREADS_PER_RANK, "
+                                   "DSM_STACK_SIZE; unset it"));
+    parse_err(envp, OS_PAGE, "unknown environment variable DSM_THREADS_PER_RANK",
+              "this program runs no runtime on top of libdsm that reads others");
 }
 
 /* A bad variable among good ones is still found, wherever it is. */
@@ -483,7 +506,7 @@ static void test_err_buffer_bounds(void **state)
 
     (void)state;
     memset(buf, 'Z', sizeof(buf));
-    rc = dsm__config_parse(&cfg, envp, OS_PAGE, buf, 16);
+    rc = dsm__config_parse(&cfg, envp, OS_PAGE, NULL, NULL, buf, 16);
     assert_int_equal(rc, -DSM_EINVAL);
     assert_non_null(memchr(buf, '\0', 16));
     for (size_t i = 16; i < sizeof(buf); i++)
@@ -559,7 +582,8 @@ int main(void)
         cmocka_unit_test(test_host_full),
         cmocka_unit_test(test_spin_us_for),
         cmocka_unit_test(test_comm_spin_us_for),
-        cmocka_unit_test(test_shim_vars),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_runtime_names),
         cmocka_unit_test(test_bad_among_good),
         cmocka_unit_test(test_err_buffer_bounds),
         cmocka_unit_test(test_parse_size),

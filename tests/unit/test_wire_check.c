@@ -44,9 +44,11 @@ static size_t mk(uint16_t type, int src, uint32_t id, const void *pl, uint32_t l
     return sizeof h + len;
 }
 
+static char why[160];     /* the last rejection's reason */
+
 static int check(const struct dsm_wire_limits *l, size_t n, int src)
 {
-    char why[160] = "";
+    why[0] = 0;
     int rc = dsm__wire_check(l, buf, n, src, why, sizeof why);
     if (rc < 0)
         assert_true(why[0] != 0);     /* every rejection says why */
@@ -250,6 +252,25 @@ static void test_atomics(void **state)
     assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), 0);
     o.op = 13;
     assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), -DSM_EPROTO);
+    /* Registered pair operations (dsm__atomic_register): ops from pair_fn0
+     * up are accepted only where their bit is set. */
+    struct dsm_wire_limits r = L;
+    r.max_aop = 19;
+    r.pair_fn0 = 12;
+    r.pair_fns = 0x5;                               /* ids 0 and 2 */
+    o.op = 12;
+    assert_int_equal(check(&r, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), 0);
+    o.op = 14;
+    assert_int_equal(check(&r, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), 0);
+    o.op = 13;
+    assert_int_equal(check(&r, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), -DSM_EPROTO);
+    assert_non_null(strstr(why, "not registered"));
+    o.op = 19;
+    assert_int_equal(check(&r, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), -DSM_EPROTO);
+    o.op = 20;
+    assert_int_equal(check(&r, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), -DSM_EPROTO);
+    o.op = 11;                                      /* a built-in pair operation */
+    assert_int_equal(check(&r, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o), 0), 0);
     o.op = 4;
     assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 16, &o, sizeof o), 0), -DSM_EPROTO);
     assert_int_equal(check(&L, mk(DSM_MSG_ATOMIC_REQ, 0, 2, &o, sizeof o - 1), 0),
