@@ -4,7 +4,7 @@
  *
  * libompshim.so carries libdsm inside, and defines malloc, free, write,
  * sigaction, pthread_mutex_lock, pthread_create, ... for the program
- * (omp-shim/heap.c, syscalls.c, signals.c, mutex.c, program_threads.c).  A
+ * (omp-shim/libc/heap.c, syscalls.c, signals.c, mutex.c, program_threads.c).  A
  * call of libdsm's to such a name binds, like any call to a global name, to
  * the first definition in the process: the shim's wrapper, or the program's
  * own function of that name.  The wrapper passes a call from libdsm on to
