@@ -7,7 +7,7 @@
  * address.  Memory obtained from dsm_malloc() is coherent at the
  * synchronisation points dsm_barrier(), dsm_lock_release() ->
  * dsm_lock_acquire(): a data-race-free program sees sequential consistency.
- * See libdsm(7) for the memory model, the protocol and every DSM_*
+ * See libdsm(7) for the memory model and every DSM_*
  * environment variable; each function has its own man page.
  *
  * Threads: dsm_init() and dsm_finalize() are called once per process by one

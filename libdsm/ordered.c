@@ -3,7 +3,7 @@
  * held at their home while the copies elsewhere are brought up to date,
  * and those updates applied to this node's copies.
  *
- * Why (also libdsm(7), FLUSH ORDER): programs written for x86 hand data
+ * Why (also docs/design/protocol.md, Flush): programs written for x86 hand data
  * from thread to thread with a flag, a writer that stores its data, then
  * the flag, then flushes, and a reader that spins on the flag (flushing)
  * and reads the data with no flush after the loop.  On x86 stores become
