@@ -86,6 +86,10 @@ struct dsm_runtime_params {
     /* Who reads env_names, for that message: the runtime's name and where
      * its variables are described; must outlive dsm_init. */
     const char *name;
+    /* A bad value among the runtime's own variables (NULL: none): dsm_init
+     * reports it, as its own, once MPI runs (with the rank, ending the
+     * job).  Must outlive dsm_init. */
+    const char *error;
 };
 /* Call once, on the main thread, before dsm_init; libdsm keeps a copy of
  * *p (the pointers in it are not copied). */

@@ -77,6 +77,8 @@ int dsm_init(int *argc, char ***argv)
     if (dsm__config_parse(&g->cfg, environ, g->os_page, dsm__rt_params.env_names,
                           dsm__rt_params.name, err, sizeof err) != 0)
         dsm__fatal("%s", err);
+    if (dsm__rt_params.error)
+        dsm__fatal("%s", dsm__rt_params.error);
     /* One application thread per rank, unless a runtime said otherwise. */
     if (dsm__rt_params.app_threads > 1)
         g->cfg.threads_per_rank = dsm__rt_params.app_threads;

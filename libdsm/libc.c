@@ -3,7 +3,7 @@
  * says why and which).  glibc exports no second name for them, so they are
  * looked up by name in the C library's handle (glibc before 2.34: in
  * libpthread's too), which holds glibc's definitions whoever else defines
- * the same names (the OpenMP shim, the program).
+ * the same names (the shim, the program).
  *
  * Threads: the constructor, before main and before any thread of libdsm's;
  * or, when a constructor of another library calls into libdsm before this

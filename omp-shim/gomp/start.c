@@ -429,26 +429,34 @@ static void move_stack_end(void *top)
 }
 
 /* The shim's own DSM_* variables (dsm_settings.c), told to libdsm before
- * dsm_init: how many threads a rank runs, and that their names are known;
- * and the shim's remote pair operations (loop.c), registered before
- * libdsm's communication thread can serve one.
- * A bad value is reported once dsm_init has started MPI, as libdsm reports
- * its own: with the rank, ending the whole job. */
-static void init_dsm(int *argc, char ***argv)
+ * dsm_init: how many threads a rank runs, and that their names are known.
+ * A bad value is reported by dsm_init once it has started MPI, as libdsm
+ * reports its own: with the rank, ending the whole job.  Also done for a
+ * program that is not an OpenMP one (wanted()): dsmrun sets
+ * DSM_THREADS_PER_RANK for whatever it runs, and a plain libdsm program
+ * run by it must not be refused for that. */
+static void tell_dsm_settings(void)
 {
-    char err[512];
+    static char err[512];
     int bad = shim_dsm_settings_parse(&settings, environ, err, sizeof err);
     struct dsm_runtime_params p = {
         .app_threads = settings.threads_per_rank,
         .env_names = shim_dsm_settings_names,
         .name = "the OpenMP shim (ompshim(7))",
+        .error = bad ? err : NULL,
     };
 
     dsm_rt_preinit(&p);
+}
+
+/* libdsm started for the OpenMP program: the settings, and the shim's
+ * remote pair operations (loop.c), registered before libdsm's
+ * communication thread can serve one. */
+static void init_dsm(int *argc, char ***argv)
+{
+    tell_dsm_settings();
     shim_loop_register();
     dsm_init(argc, argv);
-    if (bad)
-        dsm__fatal("%s", err);
 }
 
 static int shim_main(int argc, char **argv, char **envp)
@@ -494,8 +502,10 @@ SHIM_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
         _exit(127);
     }
     program_main = main;
-    if (!wanted())
+    if (!wanted()) {
+        tell_dsm_settings();
         return real(main, argc, argv, init, fini, rtld_fini, stack_end);
+    }
     maybe_reexec(argv);
     struct exe_info e;
     find_program_code(&e);
