@@ -212,36 +212,40 @@ static void unhold(size_t p, int src)
     if (old == 0)
         dsm__fatal("protocol error: rank %d released its hold on page %zu, which is "
                    "not held here", src, p);
-    __atomic_fetch_sub(&held[p], 1, __ATOMIC_ACQ_REL);
+    __atomic_fetch_sub(&held[p], 1, __ATOMIC_SEQ_CST);
 }
 
 void dsm__unhold_own(const uint32_t *pages, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         unhold(pages[i], dsm__g.rank);
-    if (__atomic_load_n(&hq_count, __ATOMIC_ACQUIRE)) {
+    /* Sequentially consistent with dsm__held_defer's count and second look:
+     * either this sees its request counted, or it sees the hold gone. */
+    if (__atomic_load_n(&hq_count, __ATOMIC_SEQ_CST)) {
         __atomic_store_n(&held_kick, 1, __ATOMIC_RELEASE);
         dsm__comm_wake();
     }
+}
+
+/* Whether a page or prefetch request names a held page. */
+static int names_held(const struct dsm_wire_hdr *h, const void *payload)
+{
+    if (h->type == DSM_MSG_PAGE_REQ)
+        return __atomic_load_n(&held[h->id], __ATOMIC_SEQ_CST) != 0;
+    for (size_t i = 0; i + 4 <= h->len; i += 4) {
+        uint32_t p;
+        memcpy(&p, (const unsigned char *)payload + i, 4);
+        if (p < dsm__g.npages && __atomic_load_n(&held[p], __ATOMIC_SEQ_CST) != 0)
+            return 1;
+    }
+    return 0;
 }
 
 /* A page or prefetch request that names a held page waits, payload and
  * all, until no hold is left on its pages. */
 int dsm__held_defer(const struct dsm_wire_hdr *h, const void *payload)
 {
-    int any = 0;
-    if (!held)
-        return 0;
-    if (h->type == DSM_MSG_PAGE_REQ) {
-        any = dsm__page_held(h->id);
-    } else {
-        for (size_t i = 0; i + 4 <= h->len && !any; i += 4) {
-            uint32_t p;
-            memcpy(&p, (const unsigned char *)payload + i, 4);
-            any = p < dsm__g.npages && dsm__page_held(p);
-        }
-    }
-    if (!any)
+    if (!held || !names_held(h, payload))
         return 0;
     struct held_req *r = malloc(sizeof *r + h->len);
     if (!r)
@@ -252,7 +256,15 @@ int dsm__held_defer(const struct dsm_wire_hdr *h, const void *payload)
     r->next = NULL;
     *hq_tail = r;
     hq_tail = &r->next;
-    __atomic_fetch_add(&hq_count, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&hq_count, 1, __ATOMIC_SEQ_CST);
+    /* An application thread's own unhold (dsm__unhold_own) may have dropped
+     * the last hold after the look above and before the count: it then saw
+     * nothing to kick for, and the request would wait for an unrelated
+     * kick (seen: a PAGE_REQ unanswered for DSM_TIMEOUT, tests/mpi
+     * flush_flags n3 queue).  Look again; serving a request whose page is
+     * still held only defers it once more. */
+    if (!names_held(h, payload))
+        __atomic_store_n(&held_kick, 1, __ATOMIC_RELEASE);
     DSM_STAT_ADD(held_requests, 1);
     return 1;
 }
