@@ -42,6 +42,7 @@ static struct {
     uint8_t *in;                    /* per node: entered this barrier (dumps) */
     int nomigrate;                  /* a node declared bystanders: for good */
     int32_t *writer;                /* per page: 0 none, r+1 sole writer r, -1 many */
+    uint32_t *diffs_to;             /* per node: senders of unacked diffs to it */
     uint32_t *touched;
     size_t ntouched;
 } M;
@@ -51,10 +52,80 @@ struct release_ctx {
     struct dsm_wire_notice *items;
     size_t n, cap;
     int nomigrate;                  /* DSM_MF_NOMIGRATE */
+    uint32_t diffs_expected;        /* senders of unacked diffs to this node */
 };
 
 /* Set once by dsm__barrier_bystanders; read by the barrier's thread. */
 static int bystanders;
+
+/* ---- node side: the barrier's unacknowledged diffs (DSM_MF_NOACK) ----
+ *
+ * At a plain barrier a node may send its diffs without asking for acks and
+ * enter at once, naming in its BARRIER_ENTER the homes it sent diffs to
+ * (a 64-bit mask in arg2, which a plain barrier does not use).  The master
+ * counts, per home, the nodes that sent it diffs, and tells each home its
+ * count in the release (arg).  A home does not finish the barrier (its
+ * epoch stays, so requests of nodes already past it wait: protocol.c,
+ * dsm__defer_early) until the last chunk of each of those senders has been
+ * applied.  One round trip less per barrier on every node that wrote
+ * another's pages.  Chunks are counted by the epoch of their sender, two
+ * counters by parity: a sender can be at most one barrier ahead of us.
+ * bd_lock guards the counters and the published waiter; taken by
+ * on_diff's thread (progress token) and the barrier's, never held while
+ * waiting. */
+static pthread_mutex_t bd_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t bd_count[2];
+static uint32_t bd_epoch;
+static int bd_waiting;
+static uint32_t bd_waiter;
+
+void dsm__barrier_diff_arrived(const struct dsm_wire_hdr *h)
+{
+    pthread_mutex_lock(&bd_lock);
+    if (bd_waiting && bd_epoch == h->epoch)
+        dsm__waiter_complete(dsm__waiter_at(bd_waiter, DSM_WAIT_DIFFS));
+    else
+        bd_count[h->epoch & 1]++;
+    pthread_mutex_unlock(&bd_lock);
+}
+
+/* Wait until the last chunks of the expected senders of barrier epoch have
+ * been applied here (see above). */
+static void wait_barrier_diffs(uint32_t epoch, uint32_t expected)
+{
+    uint32_t id = dsm__waiter_get(DSM_WAIT_DIFFS, 0, NULL);
+    dsm__waiter_note(id, -1, epoch);
+    pthread_mutex_lock(&bd_lock);
+    uint32_t have = bd_count[epoch & 1];
+    bd_count[epoch & 1] = 0;
+    if (have > expected)
+        dsm__fatal("protocol error: %u ranks sent diffs without acks for barrier %u, "
+                   "the master counted %u", have, epoch, expected);
+    dsm__waiter_add_expected(id, (int)(expected - have));
+    bd_epoch = epoch;
+    bd_waiting = 1;
+    bd_waiter = id;
+    pthread_mutex_unlock(&bd_lock);
+    dsm__waiter_wait(id);
+    pthread_mutex_lock(&bd_lock);
+    bd_waiting = 0;
+    pthread_mutex_unlock(&bd_lock);
+    dsm__waiter_put(id);
+}
+
+/* Whether this barrier's diffs may go without acks: only a plain barrier
+ * (its arg2 carries the mask), and not where a node may read a home's page
+ * without asking it (DSM_COMM=rma: a one-sided read is not deferred), where
+ * bystander threads may take locks during the barrier (a lock passed on
+ * meanwhile would order the unacked writes before a reader that never
+ * waits for this barrier), or where DSM_CHECK=races checks each diff
+ * against the barrier it belongs to. */
+static int noack_allowed(enum dsm_coll_kind kind)
+{
+    return kind == DSM_COLL_BARRIER && dsm__g.cfg.barrier_noack && !dsm__remote_reads() &&
+           !dsm__g.cfg.check_races && !__atomic_load_n(&bystanders, __ATOMIC_ACQUIRE);
+}
+
 
 static const char *kind_name(uint32_t k)
 {
@@ -80,11 +151,13 @@ int dsm__barrier_init(void)
     M.kind = calloc((size_t)n, sizeof *M.kind);
     M.waiter = calloc((size_t)n, sizeof *M.waiter);
     M.in = calloc((size_t)n, 1);
+    M.diffs_to = calloc((size_t)n, sizeof *M.diffs_to);
     M.writer = mmap(NULL, dsm__g.npages * sizeof *M.writer, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     M.touched = mmap(NULL, dsm__g.npages * sizeof *M.touched, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (!M.check || !M.aux || !M.kind || !M.waiter || !M.in || M.writer == MAP_FAILED ||
+    if (!M.check || !M.aux || !M.kind || !M.waiter || !M.in || !M.diffs_to ||
+        M.writer == MAP_FAILED ||
         M.touched == MAP_FAILED)
         return -DSM_ENOMEM;
     return 0;
@@ -142,6 +215,7 @@ static void master_release(void)
             m->hdr.len = (uint32_t)(k * sizeof *out);
             m->hdr.waiter = M.waiter[r];
             m->hdr.id = M.epoch;
+            m->hdr.arg = M.diffs_to[r];
             if (i == M.ntouched)
                 m->hdr.flags |= DSM_MF_LAST;
             if (M.nomigrate)
@@ -154,6 +228,7 @@ static void master_release(void)
     M.ntouched = 0;
     M.arrived = 0;
     memset(M.in, 0, (size_t)dsm__g.nodes);
+    memset(M.diffs_to, 0, (size_t)dsm__g.nodes * sizeof *M.diffs_to);
     M.epoch++;
 }
 
@@ -188,8 +263,17 @@ static void on_barrier_enter(const struct dsm_wire_hdr *h, const unsigned char *
     M.aux[src] = h->arg2;
     M.kind[src] = h->flags >> 8;
     M.waiter[src] = h->waiter;
-    if (h->flags & DSM_MF_LAST)
+    if (h->flags & DSM_MF_LAST) {
         M.in[src] = 1;
+        /* A plain barrier's arg2: the homes this node sent unacked diffs. */
+        uint64_t homes = M.kind[src] == DSM_COLL_BARRIER ? h->arg2 : 0;
+        for (int r = 0; r < dsm__g.nodes; r++)
+            if (homes & ((uint64_t)1 << r))
+                M.diffs_to[r]++;
+        if (dsm__g.nodes < 64 && (homes >> dsm__g.nodes))
+            dsm__fatal("malformed BARRIER_ENTER from rank %d: diffs sent to rank(s) beyond "
+                       "the %d ranks (mask %#" PRIx64 ")", src, dsm__g.nodes, homes);
+    }
     if ((h->flags & DSM_MF_LAST) && ++M.arrived == dsm__g.nodes)
         master_release();
 }
@@ -243,6 +327,9 @@ static void on_barrier_release(const struct dsm_wire_hdr *h, const unsigned char
     c->n += n;
     if (h->flags & DSM_MF_NOMIGRATE)
         c->nomigrate = 1;
+    if (h->arg > (uint64_t)dsm__g.nodes)
+        dsm__msg_malformed(h);
+    c->diffs_expected = (uint32_t)h->arg;
     if (h->flags & DSM_MF_LAST)
         dsm__waiter_complete(w);
 }
@@ -364,14 +451,17 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
 {
     struct dsm_global *g = &dsm__g;
     uint64_t t0 = dsm__now_ns(), m0 = __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED);
-    struct release_ctx ctx = { NULL, 0, 0, 0 };
+    struct release_ctx ctx = { NULL, 0, 0, 0, 0 };
     uint32_t *list, waiter;
+    uint64_t noack_homes = 0;
     size_t n;
 
     DSM_TRACE_ENTER(DSM_TR_BARRIER_ENTER, kind, 0, g->epoch, 0);
     /* No prefetch crosses a barrier (prefetch.c, point 1). */
     dsm__prefetch_drain();
-    dsm__release_writes(1);
+    dsm__release_writes(g->nodes > 1 && noack_allowed(kind) ? DSM_FLUSH_BARRIER_NOACK
+                                                           : DSM_FLUSH_BARRIER,
+                        &noack_homes);
 
     n = dsm__pt_take_epoch(&list);
     if (g->nodes == 1) {
@@ -400,11 +490,18 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
         uint16_t flags = (uint16_t)(kind << 8);
         if (__atomic_load_n(&bystanders, __ATOMIC_ACQUIRE))
             flags |= DSM_MF_NOMIGRATE;
+        if (kind == DSM_COLL_BARRIER)
+            aux = noack_homes;      /* unused by a plain barrier's check */
         dsm__msg_send_pages(DSM_MSG_BARRIER_ENTER, 0, list, n, g->epoch, waiter, flags,
                             check, aux);
         free(list);
         dsm__waiter_wait(waiter);
         dsm__waiter_put(waiter);
+        /* Before this barrier's end: the other nodes' unacked diffs to our
+         * pages, which their requests after it must find applied. */
+        dsm__flush_send_late();
+        if (ctx.diffs_expected)
+            wait_barrier_diffs(g->epoch, ctx.diffs_expected);
     }
 
     /* From here on this node's page requests say "next epoch": the homes

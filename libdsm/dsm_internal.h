@@ -220,7 +220,8 @@ enum dsm_wait_kind { DSM_WAIT_PAGE = 1, DSM_WAIT_ACKS, DSM_WAIT_BARRIER,
                      DSM_WAIT_GRANT, DSM_WAIT_RELEASE, DSM_WAIT_ATOMIC,
                      DSM_WAIT_PREFETCH, /* nobody waits: pages of one prefetch batch */
                      DSM_WAIT_COLL, /* comm.c: a collective (bcast.c) */
-                     DSM_WAIT_CALL /* service.c: a service call's reply */ };
+                     DSM_WAIT_CALL, /* service.c: a service call's reply */
+                     DSM_WAIT_DIFFS /* barrier.c: other nodes' unacked diffs */ };
 struct dsm_waiter {
     uint32_t done;          /* futex word: 0 while waiting */
     int32_t  remaining;     /* replies still expected */
@@ -387,14 +388,26 @@ DSM_HIDDEN int  dsm__cmp_u32(const void *a, const void *b);
 
 /* ---- writeout.c: this node's writes to their homes, invalidation ---------- */
 DSM_HIDDEN void dsm__writeout_handlers(void);   /* DIFF_ACK, UPDATE_ACK */
-/* Send diffs of the dirty pages among list to their homes, wait for the acks,
- * downgrade every page of list (write-protect) and drop twins. */
-DSM_HIDDEN void dsm__flush(const uint32_t *list, size_t n, int at_barrier);
+/* How a flush's diffs go out: a release's (lock release, acked), a
+ * barrier's (acked), or a barrier's without acks (DSM_MF_NOACK: each home
+ * waits at the barrier's release for the count the master sends it;
+ * barrier.c says when a barrier may flush so). */
+enum dsm_flush_mode { DSM_FLUSH_RELEASE, DSM_FLUSH_BARRIER, DSM_FLUSH_BARRIER_NOACK };
+/* Send diffs of the dirty pages among list to their homes, wait for the acks
+ * (not under DSM_FLUSH_BARRIER_NOACK), downgrade every page of list
+ * (write-protect) and drop twins.  Returns the homes sent diffs without
+ * acks (a bit per node; 0 unless DSM_FLUSH_BARRIER_NOACK). */
+DSM_HIDDEN uint64_t dsm__flush(const uint32_t *list, size_t n, enum dsm_flush_mode mode);
 /* A release's first half: send the diffs of every page this node wrote
  * since the last release, and wait for the homes' acks (one release at a
- * time per node). */
-/* Returns the number of pages this node had written since its last release. */
-DSM_HIDDEN size_t dsm__release_writes(int at_barrier);
+ * time per node).  Returns the number of pages this node had written since
+ * its last release; *noack_homes (if not NULL) gets dsm__flush's mask. */
+DSM_HIDDEN size_t dsm__release_writes(enum dsm_flush_mode mode, uint64_t *noack_homes);
+/* Tests only: when set, a barrier's unacked diffs keep their last chunks
+ * until dsm__flush_send_late, which the barrier calls once its release has
+ * arrived (a legal schedule that makes every home wait for them). */
+DSM_HIDDEN extern int dsm__barrier_late_diffs;
+DSM_HIDDEN void dsm__flush_send_late(void);
 /* dsm_flush's release: the same pages, visible to the other nodes' threads
  * all at once (ordered.c). */
 DSM_HIDDEN size_t dsm__release_writes_ordered(void);
@@ -456,6 +469,9 @@ DSM_HIDDEN void dsm__history_after_acquire(const uint32_t *pages, size_t n);
 
 /* ---- barrier.c ------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__barrier_init(void);
+/* on_diff: the last chunk of a barrier's unacked diffs (DSM_MF_NOACK) from
+ * h->src has been applied here. */
+DSM_HIDDEN void dsm__barrier_diff_arrived(const struct dsm_wire_hdr *h);
 /* A barrier that also checks that every node passed the same check value;
  * on a mismatch node 0 reports what (with aux values) and ends the job. */
 enum dsm_coll_kind { DSM_COLL_BARRIER = 0, DSM_COLL_MALLOC, DSM_COLL_FREE, DSM_COLL_FINALIZE,

@@ -175,6 +175,7 @@ struct dsm_config {
      * said before dsm_init (dsm_rt_preinit, set by init.c; not a variable). */
     unsigned threads_per_rank;
     int      check_races;         /* DSM_CHECK=races */
+    int      barrier_noack;       /* DSM_BARRIER_DIFFS=unacked (barrier.c) */
     int      heap_size_set;       /* DSM_HEAP_SIZE was given */
     enum dsm_prefetch_kind prefetch;  /* DSM_PREFETCH */
     const char *trace_prefix;     /* DSM_TRACE: event log PREFIX.RANK, or NULL */

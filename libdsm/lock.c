@@ -257,7 +257,7 @@ static void release(const char *func, int id, uint16_t flags)
 
     check_id(func, id);
     DSM_TRACE_ENTER(DSM_TR_LOCK_RELEASE, 0, id % dsm__g.nodes, id, 0);
-    dsm__release_writes(0);
+    dsm__release_writes(DSM_FLUSH_RELEASE, NULL);
 
     n = dsm__pt_copy_release(&list, &epoch);
     waiter = dsm__waiter_get(DSM_WAIT_RELEASE, 1, NULL);

@@ -251,7 +251,9 @@ static void on_diff(const struct dsm_wire_hdr *h, const unsigned char *pl)
         pos += e.len;
         DSM_STAT_ADD(diffs_applied, 1);
     }
-    if (h->flags & DSM_MF_LAST) {
+    if ((h->flags & DSM_MF_LAST) && (h->flags & DSM_MF_NOACK)) {
+        dsm__barrier_diff_arrived(h);        /* counted, not acked (barrier.c) */
+    } else if (h->flags & DSM_MF_LAST) {
         struct dsm_msg *m = dsm__msg_new(DSM_MSG_DIFF_ACK, h->src, 0);
         m->hdr.waiter = h->waiter;
         if (ordered) {

@@ -126,6 +126,13 @@ static void describe(struct dsm_sbuf *sb, const struct dsm_waiter *w)
                     "pages (DIFF, DIFF_ACK awaited), or of a dsm_flush's notices "
                     "(FLUSH_NOTICE)");
         break;
+    case DSM_WAIT_DIFFS:
+        dsm__sb_i(sb, w->remaining);
+        dsm__sb_str(sb, " rank(s)' diffs of barrier ");
+        dsm__sb_u(sb, w->obj);
+        dsm__sb_str(sb, " to pages homed here (DIFF without ack; rank 0's BARRIER_RELEASE "
+                    "said they were sent)");
+        break;
     case DSM_WAIT_BARRIER:
         dsm__sb_str(sb, "the release of barrier ");
         dsm__sb_u(sb, w->obj);

@@ -64,6 +64,9 @@ enum dsm_msg_type {
                                * sender's UNHOLD, and its DIFF_ACK (also ORDERED) carries
                                * in arg the nodes that may hold copies (ordered.c) */
 #define DSM_MF_FULL 0x80u     /* UPDATE: whole pages, not diffs */
+#define DSM_MF_NOACK 0x100u   /* DIFF: a barrier's, not acknowledged: the home counts
+                               * the last chunk of each sender and waits for the
+                               * count in its BARRIER_RELEASE (barrier.c) */
 
 #define DSM_WRITER_MANY (-2)  /* barrier release: more than one node wrote */
 /* BARRIER_ENTER: the sender wrote the page but holds no valid copy now. */

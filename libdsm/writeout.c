@@ -34,6 +34,23 @@ static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
  * any page lock. */
 static pthread_mutex_t release_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int flushing_for_barrier;     /* DSM_CHECK=races */
+static __thread int flushing_noack;           /* DSM_FLUSH_BARRIER_NOACK */
+/* Tests (tests/mpi/barrier_diffs): hold the last chunk of each home's
+ * unacked diffs until the barrier's release has arrived here, so that the
+ * homes get their releases first; the protocol allows it (a home waits for
+ * the count however late the diffs come), and the wait is then what a test
+ * checks.  Barrier thread only. */
+int dsm__barrier_late_diffs;
+static struct dsm_msg *late_last[DSM_MAX_NODES];
+
+void dsm__flush_send_late(void)
+{
+    for (int r = 0; r < dsm__g.nodes; r++)
+        if (late_last[r]) {
+            dsm__msg_send(late_last[r]);
+            late_last[r] = NULL;
+        }
+}
 /* DIFF messages this node sent whose acks have not all come back.  Diffs go
  * out under release_lock only, and each sender waits for its acks before
  * letting go of it, so the count drops to zero at the end of every such
@@ -94,6 +111,10 @@ struct diff_batch {
 
 static void batch_send(struct dsm_msg *m, int last, uint32_t waiter)
 {
+    if (m->hdr.flags & DSM_MF_NOACK) {
+        dsm__msg_send(m);           /* a barrier's: no ack, not counted */
+        return;
+    }
     if (last) {
         m->hdr.flags |= DSM_MF_LAST;
         m->hdr.waiter = waiter;
@@ -119,6 +140,8 @@ static void batch_add(struct diff_batch *b, size_t p, size_t maxp, uint32_t wait
         b[home].m->hdr.len = 0;
         if (flushing_for_barrier)
             b[home].m->hdr.flags |= DSM_MF_BARRIER;
+        if (flushing_noack)
+            b[home].m->hdr.flags |= DSM_MF_NOACK;
     }
     struct dsm_msg *m = b[home].m;
     size_t len = dsm__diff_make(dsm__twin_page(p), dsm__sys_page(p), ps,
@@ -149,16 +172,18 @@ static void refresh_stack_twin(size_t p)
     free(d);
 }
 
-void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
+uint64_t dsm__flush(const uint32_t *list, size_t n, enum dsm_flush_mode mode)
 {
     struct dsm_global *g = &dsm__g;
     struct dsm_protect_batch pb = { 0, 0, 0 };
     struct diff_batch *b;
     size_t maxp = dsm__msg_max_payload();
+    const int at_barrier = mode != DSM_FLUSH_RELEASE;
+    uint64_t homes = 0;
     uint32_t waiter;
 
     if (n == 0)
-        return;
+        return 0;
     b = calloc((size_t)g->nodes, sizeof *b);
     unsigned char *protected_ = calloc(n, 1);
     if (!b || !protected_)
@@ -166,6 +191,7 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
     waiter = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
     pthread_mutex_lock(&flush_lock);
     flushing_for_barrier = at_barrier && dsm__g.cfg.check_races;
+    flushing_noack = mode == DSM_FLUSH_BARRIER_NOACK;
     /* Write-protect every written page first (runs coalesced), so that no
      * write can slip in between making a page's diff and downgrading it; a
      * thread that writes meanwhile traps and waits for its page lock.  The
@@ -208,7 +234,25 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
         dsm__page_unlock(p);
     }
     flushing_for_barrier = 0;
+    flushing_noack = 0;
     pthread_mutex_unlock(&flush_lock);
+    if (mode == DSM_FLUSH_BARRIER_NOACK) {
+        /* No ack: each home counts the last chunks and waits for the number
+         * the barrier's release tells it (barrier.c). */
+        for (int r = 0; r < g->nodes; r++)
+            if (b[r].m) {
+                b[r].m->hdr.flags |= DSM_MF_LAST;
+                if (dsm__barrier_late_diffs)
+                    late_last[r] = b[r].m;
+                else
+                    dsm__msg_send(b[r].m);
+                homes |= (uint64_t)1 << r;
+            }
+        dsm__waiter_put(waiter);
+        free(b);
+        free(protected_);
+        return homes;
+    }
     /* Count every ack before sending any last chunk: an ack that arrived
      * between two sends could otherwise see the count at zero and end the
      * wait early. */
@@ -228,19 +272,22 @@ void dsm__flush(const uint32_t *list, size_t n, int at_barrier)
     diffs_acked();
     free(b);
     free(protected_);
+    return 0;
 }
 
 
-size_t dsm__release_writes(int at_barrier)
+size_t dsm__release_writes(enum dsm_flush_mode mode, uint64_t *noack_homes)
 {
     uint32_t *list;
     pthread_mutex_lock(&release_lock);
     dsm__notrap_mark();
     size_t n = dsm__pt_take_marked(&list);
-    dsm__flush(list, n, at_barrier);
+    uint64_t homes = dsm__flush(list, n, mode);
+    if (noack_homes)
+        *noack_homes = homes;
     /* A dsm_flush after this release announces these pages (flush.c); a
      * barrier's own notices cover them, and it empties the list. */
-    if (!at_barrier)
+    if (mode == DSM_FLUSH_RELEASE)
         dsm__pt_add_announce(list, n);
     pthread_mutex_unlock(&release_lock);
     free(list);

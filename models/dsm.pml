@@ -45,6 +45,10 @@
  *   MUT_NO_DEFER       the home serves a request of a node that left the
  *                      barrier before the home applied it (protocol.c's
  *                      dsm__defer_early deferral removed)
+ *   MUT_NO_DIFF_WAIT   the home ends a barrier without waiting for the
+ *                      unacked diffs its release counts (barrier.c's
+ *                      wait_barrier_diffs removed; found with N = 3, where a
+ *                      third node asks the home for the page)
  *   MUT_STAMP_OLD      a page request sent while its node applies a barrier
  *                      carries the old epoch (libdsm before the fix that
  *                      this model found: a copy fetched then, by a prefetch
@@ -70,7 +74,7 @@
 #define RO       2
 #define RW       3
 
-mtype = { PAGE_REQ, DIFF, LOCK_REQ, LOCK_REL, BAR_ENTER,   /* to Handler */
+mtype = { PAGE_REQ, DIFF, BDIFF, LOCK_REQ, LOCK_REL, BAR_ENTER,   /* to Handler */
           DIFF_ACK, GRANT, REL_ACK, BAR_REL };             /* to App */
 
 chan req[N] = [2 * N] of { mtype, byte, byte, byte, byte, byte, byte };
@@ -98,6 +102,11 @@ byte lepoch;
 /* Barrier master (barrier.c), at node 0. */
 byte arrived;
 byte bwriter;            /* 0 none, k+1 node k alone, MANY */
+byte bsent;              /* nodes that flushed unacked diffs (BDIFF) this barrier */
+byte bexpect;            /* sent to the home in its release (BARRIER_RELEASE arg) */
+/* The home's count of BDIFFs applied and not yet waited for (barrier.c,
+ * bd_count; one counter: a sender here is never a barrier ahead, below). */
+byte bdiffs;
 
 /* Ghost state for the assertions. */
 byte expect[W];          /* what a data-race-free read must return */
@@ -236,6 +245,35 @@ inline flush(i)
     fi
 }
 
+/* dsm__flush(DSM_FLUSH_BARRIER_NOACK): make the diff and downgrade, but do
+ * not send it yet: the barrier sends it without waiting for an ack, and the
+ * model sends it at the latest moment the protocol allows, once the node
+ * has its release (the schedule of libdsm's dsm__barrier_late_diffs), so
+ * that the home certainly has its release first.  pend: a BDIFF is due. */
+inline bflush(i)
+{
+    pend = 0;
+    if
+    :: i == HOME && marked[i] -> atomic { st[HOME] = RO; marked[i] = 0 }
+    :: i != HOME && st[i] == RW && marked[i] ->
+        d_step {
+            mask = 0; k = 0;
+            do
+            :: k < W ->
+#ifdef MUT_WHOLE_PAGE
+                mask = mask | (1 << k);
+#else
+                if :: copy[i * W + k] != twin[i * W + k] -> mask = mask | (1 << k) :: else -> skip fi;
+#endif
+                k++
+            :: else -> break
+            od
+        };
+        st[i] = RO; marked[i] = 0; pend = 1
+    :: else -> skip
+    fi
+}
+
 /* dsm__invalidate_copy: a write notice for the page. */
 inline invalidate(i)
 {
@@ -271,12 +309,28 @@ inline cs(i)
     rep[i]?REL_ACK, _
 }
 
-/* barrier.c: dsm__barrier_checked and apply_release. */
+/* barrier.c: dsm__barrier_checked and apply_release, with unacked diffs
+ * (DSM_BARRIER_DIFFS=unacked): the BAR_ENTER says whether this node sends
+ * the home a BDIFF; the master counts them into the home's release, and the
+ * home does not end the barrier until it has applied that many.  The copy
+ * cannot change between bflush and the BDIFF: it is RO, not INFLIGHT. */
 inline barrier(i)
 {
-    flush(i);
-    req[0]!BAR_ENTER, i, ewritten[i], 0, 0, 0, 0;
+    bflush(i);
+    req[0]!BAR_ENTER, i, ewritten[i], pend, 0, 0, 0;
     atomic { rep[i]?BAR_REL, n; relrcvd[i] = 1 }
+    if
+    :: pend -> req[HOME]!BDIFF, i, mask, copy[i * W + 0], copy[i * W + 1], copy[i * W + 2],
+                 copy[i * W + (W > 3 -> 3 : 2)];
+               pend = 0
+    :: else -> skip
+    fi;
+#ifndef MUT_NO_DIFF_WAIT
+    if
+    :: i == HOME -> atomic { bdiffs >= bexpect -> bdiffs = bdiffs - bexpect }
+    :: else -> skip
+    fi;
+#endif
     atomic {
         if
         :: n != 0 && i == HOME ->
@@ -299,7 +353,7 @@ inline barrier(i)
 
 proctype App(byte i)
 {
-    byte v, n, k, mask, was, w;
+    byte v, n, k, mask, was, w, pend;
 
 #ifndef SHORT
     cs(i);
@@ -359,7 +413,7 @@ end:
 #else
                 serve(s)
 #endif
-            :: t == DIFF ->
+            :: t == DIFF || t == BDIFF ->
                 assert(i == HOME);
                 k = 0;
                 do
@@ -372,7 +426,10 @@ end:
                     k++
                 :: else -> break
                 od;
-                rep[s]!DIFF_ACK, 0
+                if
+                :: t == DIFF -> rep[s]!DIFF_ACK, 0
+                :: else -> bdiffs++              /* no ack: counted (barrier.c) */
+                fi
             :: t == LOCK_REQ ->
                 if
                 :: !held -> held = 1; holder = s; rep[s]!GRANT, lnotice
@@ -403,9 +460,11 @@ end:
                 :: a && bwriter != 0 && bwriter != s + 1 -> bwriter = MANY
                 :: else -> skip
                 fi;
+                bsent = bsent + b;
                 arrived++;
                 if
                 :: arrived == N ->
+                    bexpect = bsent; bsent = 0;
                     k = 0;
                     do :: k < N -> rep[k]!BAR_REL, bwriter; k++ :: else -> break od;
                     arrived = 0; bwriter = 0

@@ -460,6 +460,23 @@ static void test_check(void **state)
     one_bad("DSM_CHECK=all", "DSM_CHECK");
 }
 
+/* DSM_BARRIER_DIFFS: a barrier's diffs unacked (the default) or acked. */
+static void test_barrier_diffs(void **state)
+{
+    struct dsm_config c;
+    char *none[] = { NULL };
+    (void)state;
+    assert_int_equal(dsm__config_parse(&c, none, OS_PAGE, NULL, NULL, errbuf, sizeof errbuf),
+                     0);
+    assert_int_equal(c.barrier_noack, 1);
+    c = one_ok("DSM_BARRIER_DIFFS=acked");
+    assert_int_equal(c.barrier_noack, 0);
+    c = one_ok("DSM_BARRIER_DIFFS=unacked");
+    assert_int_equal(c.barrier_noack, 1);
+    one_bad("DSM_BARRIER_DIFFS=none", "DSM_BARRIER_DIFFS");
+    one_bad("DSM_BARRIER_DIFFS=", "DSM_BARRIER_DIFFS");
+}
+
 /* A runtime's own DSM_* names (dsm_rt_preinit) are passed over, whatever
  * their value; without it they are unknown, and the message says that no
  * runtime reads them in this program. */
@@ -583,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_spin_us_for),
         cmocka_unit_test(test_comm_spin_us_for),
         cmocka_unit_test(test_check),
+        cmocka_unit_test(test_barrier_diffs),
         cmocka_unit_test(test_runtime_names),
         cmocka_unit_test(test_bad_among_good),
         cmocka_unit_test(test_err_buffer_bounds),
