@@ -33,27 +33,6 @@
 
 #include "dsm_internal.h"
 
-/* ---- master state (node 0's communication thread only) ---- */
-static struct {
-    int arrived;
-    uint32_t epoch;                 /* barriers released so far */
-    uint64_t *check, *aux;          /* per node */
-    uint32_t *kind, *waiter;        /* per node */
-    uint8_t *in;                    /* per node: entered this barrier (dumps) */
-    int nomigrate;                  /* a node declared bystanders: for good */
-    int32_t *writer;                /* per page: 0 none, r+1 sole writer r, -1 many */
-    uint32_t *diffs_to;             /* per node: senders of unacked diffs to it */
-    uint32_t *touched;
-    size_t ntouched;
-} M;
-
-/* ---- node side: the collector of the release ---- */
-struct release_ctx {
-    struct dsm_wire_notice *items;
-    size_t n, cap;
-    int nomigrate;                  /* DSM_MF_NOMIGRATE */
-    uint32_t diffs_expected;        /* senders of unacked diffs to this node */
-};
 
 /* Set once by dsm__barrier_bystanders; read by the barrier's thread. */
 static int bystanders;
@@ -126,210 +105,23 @@ static int noack_allowed(enum dsm_coll_kind kind)
            !dsm__g.cfg.check_races && !__atomic_load_n(&bystanders, __ATOMIC_ACQUIRE);
 }
 
-
-static const char *kind_name(uint32_t k)
-{
-    switch (k) {
-    case DSM_COLL_BARRIER:  return "dsm_barrier";
-    case DSM_COLL_MALLOC:   return "dsm_malloc";
-    case DSM_COLL_FREE:     return "dsm_free";
-    case DSM_COLL_FINALIZE: return "dsm_finalize";
-    case DSM_COLL_BCAST:    return "dsm_bcast";
-    default:                return "an unknown collective";
-    }
-}
-
 int dsm__barrier_init(void)
 {
-    int n = dsm__g.nodes;
-    memset(&M, 0, sizeof M);
     bystanders = 0;
-    if (dsm__g.rank != 0)
-        return 0;
-    M.check = calloc((size_t)n, sizeof *M.check);
-    M.aux = calloc((size_t)n, sizeof *M.aux);
-    M.kind = calloc((size_t)n, sizeof *M.kind);
-    M.waiter = calloc((size_t)n, sizeof *M.waiter);
-    M.in = calloc((size_t)n, 1);
-    M.diffs_to = calloc((size_t)n, sizeof *M.diffs_to);
-    M.writer = mmap(NULL, dsm__g.npages * sizeof *M.writer, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    M.touched = mmap(NULL, dsm__g.npages * sizeof *M.touched, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (!M.check || !M.aux || !M.kind || !M.waiter || !M.in || !M.diffs_to ||
-        M.writer == MAP_FAILED ||
-        M.touched == MAP_FAILED)
-        return -DSM_ENOMEM;
-    return 0;
-}
-
-static void master_check(void)
-{
-    for (int r = 1; r < dsm__g.nodes; r++) {
-        if (M.kind[r] == M.kind[0] && M.check[r] == M.check[0])
-            continue;
-        if (M.kind[r] != M.kind[0])
-            dsm__fatal("ranks disagree on a collective call: rank 0 called %s while "
-                       "rank %d called %s; every rank must make the same collective "
-                       "calls (dsm_malloc, dsm_free, dsm_barrier) in the same order",
-                       kind_name(M.kind[0]), r, kind_name(M.kind[r]));
-        if (M.kind[0] == DSM_COLL_MALLOC)
-            dsm__fatal("ranks disagree on dsm_malloc: rank 0 asked for %" PRIu64
-                       " bytes, rank %d for %" PRIu64 " bytes (or a different home "
-                       "policy); every rank must pass the same size and placement",
-                       M.aux[0], r, M.aux[r]);
-        if (M.kind[0] == DSM_COLL_FREE)
-            dsm__fatal("ranks disagree on dsm_free: rank 0 freed %#" PRIx64 ", rank %d "
-                       "freed %#" PRIx64 "; every rank must free the same pointer",
-                       M.aux[0], r, M.aux[r]);
-        if (M.kind[0] == DSM_COLL_BCAST)
-            dsm__fatal("ranks disagree on dsm_bcast: rank 0 passed address %#" PRIx64
-                       ", rank %d address %#" PRIx64 " (or a different length or "
-                       "root); every rank must pass the same address, length and root",
-                       M.aux[0], r, M.aux[r]);
-        dsm__fatal("ranks disagree on %s (check %#" PRIx64 " vs %#" PRIx64 ")",
-                   kind_name(M.kind[0]), M.check[0], M.check[r]);
-    }
-}
-
-static void master_release(void)
-{
-    size_t maxp = dsm__msg_max_payload();
-    size_t per = maxp / sizeof(struct dsm_wire_notice);
-
-    master_check();
-    qsort(M.touched, M.ntouched, sizeof *M.touched, dsm__cmp_u32);
-    for (int r = 0; r < dsm__g.nodes; r++) {
-        size_t i = 0;
-        do {
-            size_t k = M.ntouched - i < per ? M.ntouched - i : per;
-            struct dsm_msg *m = dsm__msg_new(DSM_MSG_BARRIER_RELEASE, r,
-                                             k * sizeof(struct dsm_wire_notice));
-            struct dsm_wire_notice *out = (struct dsm_wire_notice *)m->payload;
-            for (size_t j = 0; j < k; j++) {
-                uint32_t p = M.touched[i + j];
-                out[j].page = p;
-                out[j].writer = M.writer[p] > 0 ? M.writer[p] - 1 : DSM_WRITER_MANY;
-            }
-            i += k;
-            m->hdr.len = (uint32_t)(k * sizeof *out);
-            m->hdr.waiter = M.waiter[r];
-            m->hdr.id = M.epoch;
-            m->hdr.arg = M.diffs_to[r];
-            if (i == M.ntouched)
-                m->hdr.flags |= DSM_MF_LAST;
-            if (M.nomigrate)
-                m->hdr.flags |= DSM_MF_NOMIGRATE;
-            dsm__msg_send(m);
-        } while (i < M.ntouched);
-    }
-    for (size_t i = 0; i < M.ntouched; i++)
-        M.writer[M.touched[i]] = 0;
-    M.ntouched = 0;
-    M.arrived = 0;
-    memset(M.in, 0, (size_t)dsm__g.nodes);
-    memset(M.diffs_to, 0, (size_t)dsm__g.nodes * sizeof *M.diffs_to);
-    M.epoch++;
-}
-
-static void on_barrier_enter(const struct dsm_wire_hdr *h, const unsigned char *payload)
-{
-    const uint32_t *pages = (const uint32_t *)(const void *)payload;
-    size_t n = h->len / 4;
-    int src = h->src;
-
-    if (dsm__g.rank != 0 || h->len % 4)
-        dsm__msg_malformed(h);
-    if (h->id != M.epoch)
-        dsm__fatal("protocol error: rank %d entered barrier %u while node 0 is at "
-                   "barrier %u", src, h->id, M.epoch);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t p = pages[i] & ~DSM_NOTICE_NOCOPY;
-        if (p >= dsm__g.npages)
-            dsm__fatal("malformed BARRIER_ENTER from rank %d: page %u out of range", src, p);
-        int32_t w = M.writer[p];
-        if (w == 0) {
-            M.writer[p] = src + 1;
-            M.touched[M.ntouched++] = p;
-        } else if (w != src + 1) {
-            M.writer[p] = -1;
-        }
-        if (pages[i] & DSM_NOTICE_NOCOPY)
-            M.writer[p] = -1;   /* as if several wrote it: nobody keeps or takes it */
-    }
-    if (h->flags & DSM_MF_NOMIGRATE)
-        M.nomigrate = 1;
-    M.check[src] = h->arg;
-    M.aux[src] = h->arg2;
-    M.kind[src] = h->flags >> 8;
-    M.waiter[src] = h->waiter;
-    if (h->flags & DSM_MF_LAST) {
-        M.in[src] = 1;
-        /* A plain barrier's arg2: the homes this node sent unacked diffs. */
-        uint64_t homes = M.kind[src] == DSM_COLL_BARRIER ? h->arg2 : 0;
-        for (int r = 0; r < dsm__g.nodes; r++)
-            if (homes & ((uint64_t)1 << r))
-                M.diffs_to[r]++;
-        if (dsm__g.nodes < 64 && (homes >> dsm__g.nodes))
-            dsm__fatal("malformed BARRIER_ENTER from rank %d: diffs sent to rank(s) beyond "
-                       "the %d ranks (mask %#" PRIx64 ")", src, dsm__g.nodes, homes);
-    }
-    if ((h->flags & DSM_MF_LAST) && ++M.arrived == dsm__g.nodes)
-        master_release();
+    return dsm__tree_init();
 }
 
 void dsm__barrier_dump(struct dsm_sbuf *sb)
 {
-    if (dsm__g.rank != 0 || !M.in)
-        return;
-    dsm__sb_begin(sb);
-    dsm__sb_str(sb, "  barrier master: barrier ");
-    dsm__sb_u(sb, M.epoch);
-    dsm__sb_str(sb, ", ");
-    dsm__sb_u(sb, (uint64_t)M.arrived);
-    dsm__sb_str(sb, " of ");
-    dsm__sb_u(sb, (uint64_t)dsm__g.nodes);
-    dsm__sb_str(sb, " nodes arrived");
-    if (M.arrived) {
-        dsm__sb_str(sb, "; not yet:");
-        for (int r = 0; r < dsm__g.nodes; r++)
-            if (!M.in[r]) {
-                dsm__sb_str(sb, " ");
-                dsm__sb_u(sb, (uint64_t)r);
-            }
-    }
-    dsm__sb_end(sb);
+    dsm__tree_dump(sb);
 }
 
+/* A chunk of the release, from the parent in the barrier tree (from itself
+ * on node 0): forwarded and collected by barrier_tree.c. */
 static void on_barrier_release(const struct dsm_wire_hdr *h, const unsigned char *payload)
 {
-    if (h->len % sizeof(struct dsm_wire_notice) || h->src != 0)
-        dsm__msg_malformed(h);
     struct dsm_waiter *w = dsm__reply_waiter(h, DSM_WAIT_BARRIER);
-    struct release_ctx *c = w->ctx;
-    size_t n = h->len / sizeof(struct dsm_wire_notice);
-
-    if (c->n + n > c->cap) {
-        size_t nc = c->cap ? c->cap : 256;
-        while (nc < c->n + n)
-            nc *= 2;
-        void *p = realloc(c->items, nc * sizeof *c->items);
-        if (!p)
-            dsm__fatal("out of private memory for %zu write notices", c->n + n);
-        c->items = p;
-        c->cap = nc;
-    }
-    memcpy(c->items + c->n, payload, n * sizeof *c->items);
-    for (size_t i = 0; i < n; i++)
-        if (c->items[c->n + i].page >= dsm__g.npages)
-            dsm__fatal("malformed BARRIER_RELEASE: page %u out of range",
-                       c->items[c->n + i].page);
-    c->n += n;
-    if (h->flags & DSM_MF_NOMIGRATE)
-        c->nomigrate = 1;
-    if (h->arg > (uint64_t)dsm__g.nodes)
-        dsm__msg_malformed(h);
-    c->diffs_expected = (uint32_t)h->arg;
+    dsm__tree_on_release(h, payload, w->ctx);
     if (h->flags & DSM_MF_LAST)
         dsm__waiter_complete(w);
 }
@@ -379,7 +171,7 @@ static void migrate(size_t p, int w, struct dsm_protect_batch *pb)
 }
 
 /* Apply the merged write notices (see the file comment). */
-static void apply_release(const struct release_ctx *c)
+static void apply_release(const struct dsm_release *c)
 {
     struct dsm_global *g = &dsm__g;
     struct dsm_protect_batch pb = { 0, 0, 0 };
@@ -451,7 +243,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
 {
     struct dsm_global *g = &dsm__g;
     uint64_t t0 = dsm__now_ns(), m0 = __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED);
-    struct release_ctx ctx = { NULL, 0, 0, 0, 0 };
+    struct dsm_release ctx = { NULL, 0, 0, 0, 0 };
     uint32_t *list, waiter;
     uint64_t noack_homes = 0;
     size_t n;
@@ -477,23 +269,22 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
         free(list);
     } else {
         /* A page written here whose copy was dropped since (a lock
-         * acquire's notice) cannot move its home here: say so
-         * (DSM_NOTICE_NOCOPY). */
+         * acquire's notice) cannot move its home here: it enters as
+         * written by several (nobody keeps or takes it). */
+        uint32_t *nocopy = calloc(n ? n : 1, sizeof *nocopy);
+        if (!nocopy)
+            dsm__fatal("out of private memory for a barrier entry of %zu pages", n);
         for (size_t i = 0; i < n; i++) {
             struct dsm_page *pg = &g->pages[list[i]];
             if ((pg->flags & DSM_PF_MIGRATE) && pg->home != g->rank &&
                 pg->state != DSM_P_READ_ONLY && pg->state != DSM_P_READ_WRITE)
-                list[i] |= DSM_NOTICE_NOCOPY;
+                nocopy[i] = 1;
         }
         waiter = dsm__waiter_get(DSM_WAIT_BARRIER, 1, &ctx);
-        dsm__waiter_note(waiter, 0, g->epoch);
-        uint16_t flags = (uint16_t)(kind << 8);
-        if (__atomic_load_n(&bystanders, __ATOMIC_ACQUIRE))
-            flags |= DSM_MF_NOMIGRATE;
-        if (kind == DSM_COLL_BARRIER)
-            aux = noack_homes;      /* unused by a plain barrier's check */
-        dsm__msg_send_pages(DSM_MSG_BARRIER_ENTER, 0, list, n, g->epoch, waiter, flags,
-                            check, aux);
+        dsm__waiter_note(waiter, g->rank ? dsm__tree_parent(g->rank) : 0, g->epoch);
+        dsm__tree_enter(kind, check, aux, list, n, nocopy, noack_homes, waiter,
+                        __atomic_load_n(&bystanders, __ATOMIC_ACQUIRE));
+        free(nocopy);
         free(list);
         dsm__waiter_wait(waiter);
         dsm__waiter_put(waiter);
@@ -538,6 +329,6 @@ void dsm_barrier(void)
 
 void dsm__barrier_handlers(void)
 {
-    dsm__handler_register(DSM_MSG_BARRIER_ENTER, on_barrier_enter);
+    dsm__handler_register(DSM_MSG_BARRIER_ENTER, dsm__tree_on_enter);
     dsm__handler_register(DSM_MSG_BARRIER_RELEASE, on_barrier_release);
 }

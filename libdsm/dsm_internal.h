@@ -486,6 +486,26 @@ DSM_HIDDEN void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, ui
  * prefetches go, and run the history prefetch after dsm_barrier. */
 DSM_HIDDEN void dsm__prefetch_after_barrier(enum dsm_coll_kind kind);
 DSM_HIDDEN void dsm__barrier_handlers(void);   /* BARRIER_ENTER, BARRIER_RELEASE */
+/* A barrier's release as this node collects it (barrier_tree.c fills it,
+ * barrier.c applies it). */
+struct dsm_release {
+    struct dsm_wire_notice *items;
+    size_t n, cap;
+    int nomigrate;                  /* DSM_MF_NOMIGRATE */
+    uint32_t diffs_expected;        /* senders of unacked diffs to this node */
+};
+/* ---- barrier_tree.c: entries up and releases down a binomial tree ---- */
+DSM_HIDDEN int  dsm__tree_init(void);
+/* This node's entry (the barrier's thread): pages written (nocopy[i]: held
+ * no copy, NULL for none), homes sent unacked diffs, the collective's kind
+ * and check values, the waiter its release completes. */
+DSM_HIDDEN void dsm__tree_enter(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
+                                const uint32_t *list, size_t n, const uint32_t *nocopy,
+                                uint64_t noack_homes, uint32_t waiter, int nomigrate);
+DSM_HIDDEN void dsm__tree_on_enter(const struct dsm_wire_hdr *h, const unsigned char *payload);
+DSM_HIDDEN void dsm__tree_on_release(const struct dsm_wire_hdr *h, const unsigned char *payload,
+                                     struct dsm_release *c);
+DSM_HIDDEN void dsm__tree_dump(struct dsm_sbuf *sb);
 
 /* ---- lock.c ---------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__lock_init(void);

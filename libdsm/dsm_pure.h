@@ -199,6 +199,38 @@ struct dsm_config {
 #define DSM_DEFAULT_TIMEOUT    30                           /* seconds */
 #define DSM_MAX_NODES          64   /* copysets are one 64-bit word per page */
 
+/* The barrier tree (barrier.c): a binomial tree over the nodes rooted at 0.
+ * Node r's parent clears r's lowest set bit; its children are r + 2^k for
+ * every 2^k below r's lowest set bit (every 2^k for node 0) that is a node.
+ * Node r's subtree holds ranks r .. r + 2^lowbit - 1, so r is the lowest
+ * rank of its subtree; the depth is ceil(log2 nodes). */
+static inline int dsm__tree_parent(int r)
+{
+    return r & (r - 1);
+}
+
+/* The limit below which r's children lie: r's lowest set bit (nodes for
+ * node 0). */
+static inline int dsm__tree_span(int r, int nodes)
+{
+    return r ? (r & -r) : nodes;
+}
+
+/* Number of children of r, and the k-th of them, largest subtree first
+ * (k = 0 is r + the largest power of two below the span that is a node). */
+static inline int dsm__tree_nchildren(int r, int nodes)
+{
+    int n = 0;
+    for (int d = 1; d < dsm__tree_span(r, nodes) && r + d < nodes; d <<= 1)
+        n++;
+    return n;
+}
+
+static inline int dsm__tree_child(int r, int nodes, int k)
+{
+    return r + (1 << (dsm__tree_nchildren(r, nodes) - 1 - k));
+}
+
 /* How many messages carry one page: page / chunk (both powers of two), at
  * least 1 and at most DSM_MAX_PAGE_CHUNKS; each carries page / that many
  * bytes. */

@@ -136,7 +136,15 @@ static void describe(struct dsm_sbuf *sb, const struct dsm_waiter *w)
     case DSM_WAIT_BARRIER:
         dsm__sb_str(sb, "the release of barrier ");
         dsm__sb_u(sb, w->obj);
-        dsm__sb_str(sb, " from rank 0 (BARRIER_ENTER sent, BARRIER_RELEASE awaited)");
+        if (dsm__g.rank == 0) {
+            dsm__sb_str(sb, " (this rank is the root of the barrier tree: the entries of "
+                        "the other ranks awaited, BARRIER_ENTER)");
+        } else {
+            dsm__sb_str(sb, " from rank ");
+            dsm__sb_i(sb, w->peer);
+            dsm__sb_str(sb, ", its parent in the barrier tree (BARRIER_ENTER sent, "
+                        "BARRIER_RELEASE awaited)");
+        }
         break;
     case DSM_WAIT_GRANT:
         dsm__sb_str(sb, "lock ");

@@ -69,8 +69,18 @@ enum dsm_msg_type {
                                * count in its BARRIER_RELEASE (barrier.c) */
 
 #define DSM_WRITER_MANY (-2)  /* barrier release: more than one node wrote */
-/* BARRIER_ENTER: the sender wrote the page but holds no valid copy now. */
+/* Page numbers stay below this (init.c refuses larger regions).  It was the
+ * bit of a BARRIER_ENTER page whose sender held no copy; since the barrier
+ * tree such a page enters with DSM_WRITER_MANY as its writer. */
 #define DSM_NOTICE_NOCOPY 0x80000000u
+
+/* BARRIER_ENTER (a subtree's entry, to the node's parent in the barrier
+ * tree, or a node's own, to itself) and BARRIER_RELEASE (down the tree)
+ * carry the same payload: one u32 per node, the number of nodes of the
+ * subtree (ENTER) or of the job (RELEASE) that sent that node a barrier's
+ * unacked diffs, then struct dsm_wire_notice entries: each page written,
+ * with its only writer or DSM_WRITER_MANY.  Every chunk carries the counts;
+ * the receiver takes them from the last. */
 
 struct dsm_wire_hdr {
     uint16_t type;

@@ -103,22 +103,29 @@ static int check_full(const struct dsm_wire_limits *l, const unsigned char *pl,
     return 0;
 }
 
+/* BARRIER_ENTER and BARRIER_RELEASE (wire.h): a count per node, each at
+ * most the number of nodes, then notices. */
 static int check_notices(const struct dsm_wire_limits *l, const unsigned char *pl,
-                         uint32_t len, char *why, size_t whylen)
+                         uint32_t len, const char *what, char *why, size_t whylen)
 {
-    if (len % sizeof(struct dsm_wire_notice))
-        return bad(why, whylen, "BARRIER_RELEASE payload of %u bytes is not a list of "
-                   "notices", len);
-    for (uint32_t i = 0; i < len; i += (uint32_t)sizeof(struct dsm_wire_notice)) {
+    uint32_t cb = (uint32_t)l->nodes * 4;
+    if (len < cb || (len - cb) % sizeof(struct dsm_wire_notice))
+        return bad(why, whylen, "%s payload of %u bytes is not %u counts and a list of "
+                   "notices", what, len, (unsigned)l->nodes);
+    for (uint32_t i = 0; i < cb; i += 4)
+        if (u32_at(pl + i) > (uint32_t)l->nodes)
+            return bad(why, whylen, "%s counts %u senders of diffs to rank %u, more than "
+                       "the %d ranks", what, u32_at(pl + i), i / 4, l->nodes);
+    for (uint32_t i = cb; i < len; i += (uint32_t)sizeof(struct dsm_wire_notice)) {
         struct dsm_wire_notice n;
         memcpy(&n, pl + i, sizeof n);
         if (n.page >= l->npages)
-            return bad(why, whylen, "BARRIER_RELEASE names page %u, beyond the %zu pages "
-                       "of the region", n.page, l->npages);
+            return bad(why, whylen, "%s names page %u, beyond the %zu pages "
+                       "of the region", what, n.page, l->npages);
         /* The writer becomes a home (migration) or a copyset bit. */
         if (n.writer != DSM_WRITER_MANY && (n.writer < 0 || n.writer >= l->nodes))
-            return bad(why, whylen, "BARRIER_RELEASE names writer %d of page %u, which is "
-                       "not a rank", (int)n.writer, n.page);
+            return bad(why, whylen, "%s names writer %d of page %u, which is "
+                       "not a rank", what, (int)n.writer, n.page);
     }
     return 0;
 }
@@ -184,13 +191,15 @@ int dsm__wire_check(const struct dsm_wire_limits *l, const void *msg, size_t cou
             break;
         return 0;
     case DSM_MSG_BARRIER_ENTER:
-        if (l->rank != 0)
+        /* From a child in the barrier tree, or this node's own. */
+        if (h.src != l->rank && (h.src == 0 || dsm__tree_parent(h.src) != l->rank))
             break;
-        return check_pages(l, pl, h.len, DSM_NOTICE_NOCOPY, "BARRIER_ENTER", why, whylen);
+        return check_notices(l, pl, h.len, "BARRIER_ENTER", why, whylen);
     case DSM_MSG_BARRIER_RELEASE:
-        if (h.src != 0)
+        /* From the parent in the barrier tree (node 0: from itself). */
+        if (h.src != (l->rank ? dsm__tree_parent(l->rank) : 0))
             break;
-        return check_notices(l, pl, h.len, why, whylen);
+        return check_notices(l, pl, h.len, "BARRIER_RELEASE", why, whylen);
     case DSM_MSG_LOCK_REQ:
         if (h.len != 0 || !lock_ok(l, h.id, l->rank))
             break;

@@ -13,7 +13,7 @@ import struct
 T = dict(PAGE_REQ=1, PAGE_REPLY=2, DIFF=3, DIFF_ACK=4, BARRIER_ENTER=5, BARRIER_RELEASE=6,
          LOCK_REQ=7, LOCK_GRANT=8, LOCK_REL=9, LOCK_REL_ACK=10, ATOMIC_REQ=11, ATOMIC_REPLY=12,
          PREFETCH_REQ=13, CALL_REQ=14, CALL_REPLY=15, FLUSH_NOTICE=16)
-LAST, NOCOPY, MANY, DIFF_MASKED = 1, 0x80000000, -2, 0x80000000
+LAST, MANY, DIFF_MASKED = 1, -2, 0x80000000
 
 
 def sel(rank, src):
@@ -42,9 +42,11 @@ seeds = {
                     diff(15, [(248, bytes([9] * 8), [0x81])]), flags=LAST, waiter=1),
     "diff_empty_last": msg(1, 0, "DIFF", flags=LAST, waiter=4),
     "diff_ack": msg(2, 0, "DIFF_ACK", waiter=1),
-    "barrier_enter": msg(0, 2, "BARRIER_ENTER", struct.pack("<3I", 0, 5 | NOCOPY, 15),
-                         flags=LAST | (1 << 8), id_=1, arg=77),
-    "barrier_release": msg(1, 0, "BARRIER_RELEASE", struct.pack("<IiIiIi", 0, MANY, 7, 1, 15, 2),
+    # Barrier messages: a count per node (3), then (page, writer) notices.
+    "barrier_enter": msg(0, 2, "BARRIER_ENTER", struct.pack("<3I3Ii", 0, 1, 0, 0, 2, 5, MANY)
+                         + struct.pack("<Ii", 15, 2), flags=LAST | (1 << 8), id_=1, arg=77),
+    "barrier_release": msg(1, 0, "BARRIER_RELEASE", struct.pack("<3IIiIiIi", 1, 0, 2, 0, MANY,
+                                                                7, 1, 15, 2),
                            flags=LAST, waiter=3),
     "lock_req": msg(1, 0, "LOCK_REQ", id_=4, waiter=5),
     "lock_grant": msg(2, 1, "LOCK_GRANT", struct.pack("<2I", 2, 9), flags=LAST, id_=7, waiter=5),
@@ -72,10 +74,10 @@ for name, data in seeds.items():
 regress = {
     # A notice's writer was used unchecked: as a shift count for the
     # copyset bit (undefined for 64 and more) and as the page's new home.
-    "barrier_release_writer_64": msg(1, 0, "BARRIER_RELEASE", struct.pack("<Ii", 7, 64),
-                                     flags=LAST, waiter=3),
-    "barrier_release_writer_3": msg(1, 0, "BARRIER_RELEASE", struct.pack("<Ii", 7, 3),
-                                    flags=LAST, waiter=3),
+    "barrier_release_writer_64": msg(1, 0, "BARRIER_RELEASE",
+                                     struct.pack("<3IIi", 0, 0, 0, 7, 64), flags=LAST, waiter=3),
+    "barrier_release_writer_3": msg(1, 0, "BARRIER_RELEASE",
+                                    struct.pack("<3IIi", 0, 0, 0, 7, 3), flags=LAST, waiter=3),
     # A PAGE_REPLY never travels on DSM_TAG; it was taken and ignored.
     "page_reply": msg(1, 0, "PAGE_REPLY"),
 }

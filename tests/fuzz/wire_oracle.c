@@ -180,15 +180,10 @@ static const char *decode(const struct dsm_wire_limits *l, const uint8_t *msg, s
             return broken("a lock beyond max_locks", h.type, h.id);
         /* fall through - the payload is a list of pages */
     case DSM_MSG_FLUSH_NOTICE:
-    case DSM_MSG_BARRIER_ENTER:
         if (h.len % 4)
             return broken("a page list of odd length", h.type, h.len);
-        if (h.type == DSM_MSG_BARRIER_ENTER && l->rank != 0)
-            return broken("a BARRIER_ENTER at a node other than 0", h.type, l->rank);
         for (size_t i = 0; i < h.len; i += 4) {
             uint32_t p = u32_at(pl + i);
-            if (h.type == DSM_MSG_BARRIER_ENTER)
-                p &= ~DSM_NOTICE_NOCOPY;
             if (p >= l->npages)
                 return broken("a page beyond the region", h.type, p);
         }
@@ -201,10 +196,24 @@ static const char *decode(const struct dsm_wire_limits *l, const uint8_t *msg, s
             if (u32_at(pl + i) >= l->npages)
                 return broken("a prefetched page beyond the region", h.type, u32_at(pl + i));
         return NULL;
+    case DSM_MSG_BARRIER_ENTER:
     case DSM_MSG_BARRIER_RELEASE:
-        if (h.len % sizeof(struct dsm_wire_notice))
-            return broken("a notice list of odd length", h.type, h.len);
-        for (size_t i = 0; i < h.len; i += sizeof(struct dsm_wire_notice)) {
+        /* barrier_tree.c: from a child or itself (ENTER), from the parent
+         * (RELEASE); a count per node, added up, then notices. */
+        if (h.type == DSM_MSG_BARRIER_ENTER && h.src != l->rank &&
+            (h.src == 0 || dsm__tree_parent(h.src) != l->rank))
+            return broken("a BARRIER_ENTER from a node not below this one", h.type, h.src);
+        if (h.type == DSM_MSG_BARRIER_RELEASE &&
+            h.src != (l->rank ? dsm__tree_parent(l->rank) : 0))
+            return broken("a BARRIER_RELEASE not from the parent", h.type, h.src);
+        if (h.len < (size_t)l->nodes * 4 ||
+            (h.len - (size_t)l->nodes * 4) % sizeof(struct dsm_wire_notice))
+            return broken("a barrier payload that is not counts and notices", h.type, h.len);
+        for (int r = 0; r < l->nodes; r++)
+            if (u32_at(pl + 4 * (size_t)r) > (uint32_t)l->nodes)
+                return broken("more senders of diffs than nodes", h.type,
+                              u32_at(pl + 4 * (size_t)r));
+        for (size_t i = (size_t)l->nodes * 4; i < h.len; i += sizeof(struct dsm_wire_notice)) {
             struct dsm_wire_notice n;
             memcpy(&n, pl + i, sizeof n);
             if (n.page >= l->npages)

@@ -82,14 +82,26 @@ static void test_page_ids(void **state)
     assert_int_equal(check(&L, mk(DSM_MSG_LOCK_GRANT, 1, 4, pages, 4), 1), 0);
     assert_int_equal(check(&L, mk(DSM_MSG_LOCK_GRANT, 1, 4, pages, 8), 1), -DSM_EPROTO);
     assert_int_equal(check(&L, mk(DSM_MSG_LOCK_GRANT, 1, 4, pages, 6), 1), -DSM_EPROTO);
-    /* BARRIER_ENTER: only node 0 takes it; the NOCOPY bit is not the page. */
+    /* BARRIER_ENTER: 3 counts, then notices; taken from a child in the
+     * barrier tree (with 3 nodes 1 and 2 are node 0's) or from itself. */
     struct dsm_wire_limits l0 = L;
     l0.rank = 0;
-    pages[0] = 15 | DSM_NOTICE_NOCOPY;
-    assert_int_equal(check(&l0, mk(DSM_MSG_BARRIER_ENTER, 2, 0, pages, 4), 2), 0);
-    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_ENTER, 2, 0, pages, 4), 2), -DSM_EPROTO);
-    pages[0] = 16 | DSM_NOTICE_NOCOPY;
-    assert_int_equal(check(&l0, mk(DSM_MSG_BARRIER_ENTER, 2, 0, pages, 4), 2), -DSM_EPROTO);
+    struct { uint32_t counts[3]; struct dsm_wire_notice nt[1]; } e =
+        { { 0, 1, 0 }, { { 15, DSM_WRITER_MANY } } };
+    assert_int_equal(check(&l0, mk(DSM_MSG_BARRIER_ENTER, 2, 0, &e, sizeof e), 2), 0);
+    assert_int_equal(check(&l0, mk(DSM_MSG_BARRIER_ENTER, 0, 0, &e, sizeof e), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_ENTER, 1, 0, &e, sizeof e), 1), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_ENTER, 2, 0, &e, sizeof e), 2),
+                     -DSM_EPROTO);                   /* 2 is not node 1's child */
+    e.nt[0].page = 16;
+    assert_int_equal(check(&l0, mk(DSM_MSG_BARRIER_ENTER, 2, 0, &e, sizeof e), 2), -DSM_EPROTO);
+    e.nt[0].page = 15;
+    e.counts[2] = 4;                                 /* more senders than nodes */
+    assert_int_equal(check(&l0, mk(DSM_MSG_BARRIER_ENTER, 2, 0, &e, sizeof e), 2), -DSM_EPROTO);
+    e.counts[2] = 0;
+    assert_int_equal(check(&l0, mk(DSM_MSG_BARRIER_ENTER, 2, 0, &e, 8), 2), -DSM_EPROTO);
+    assert_int_equal(check(&l0, mk(DSM_MSG_BARRIER_ENTER, 2, 0, &e, sizeof e - 4), 2),
+                     -DSM_EPROTO);
 }
 
 static void test_prefetch(void **state)
@@ -207,24 +219,38 @@ static void test_diffs(void **state)
 
 static void test_notices(void **state)
 {
-    struct dsm_wire_notice nt[2] = { { 15, DSM_WRITER_MANY }, { 0, 2 } };
-
+    struct { uint32_t counts[3]; struct dsm_wire_notice nt[2]; } r =
+        { { 1, 0, 2 }, { { 15, DSM_WRITER_MANY }, { 0, 2 } } };
+    struct dsm_wire_notice *nt = r.nt;
     (void)state;
-    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, nt, sizeof nt), 0), 0);
-    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 1, 0, nt, sizeof nt), 1),
-                     -DSM_EPROTO);                   /* only node 0 releases */
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, &r, sizeof r), 0), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 1, 0, &r, sizeof r), 1),
+                     -DSM_EPROTO);                   /* only the parent releases */
+    /* With 4 nodes node 3's parent is node 2. */
+    struct dsm_wire_limits l4 = L;
+    l4.nodes = 4;
+    l4.rank = 3;
+    struct { uint32_t counts[4]; struct dsm_wire_notice nt[1]; } r4 =
+        { { 0, 0, 0, 0 }, { { 3, 3 } } };
+    assert_int_equal(check(&l4, mk(DSM_MSG_BARRIER_RELEASE, 2, 0, &r4, sizeof r4), 2), 0);
+    assert_int_equal(check(&l4, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, &r4, sizeof r4), 0),
+                     -DSM_EPROTO);
+    r.counts[1] = 5;
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, &r, sizeof r), 0),
+                     -DSM_EPROTO);
+    r.counts[1] = 0;
     nt[1].writer = 3;
-    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, nt, sizeof nt), 0),
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, &r, sizeof r), 0),
                      -DSM_EPROTO);
     nt[1].writer = -1;
-    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, nt, sizeof nt), 0),
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, &r, sizeof r), 0),
                      -DSM_EPROTO);
     nt[1].writer = 64;
-    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, nt, sizeof nt), 0),
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, &r, sizeof r), 0),
                      -DSM_EPROTO);
     nt[1].writer = 0;
     nt[0].page = 16;
-    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, nt, sizeof nt), 0),
+    assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, &r, sizeof r), 0),
                      -DSM_EPROTO);
 }
 
