@@ -281,7 +281,7 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
                 nocopy[i] = 1;
         }
         waiter = dsm__waiter_get(DSM_WAIT_BARRIER, 1, &ctx);
-        dsm__waiter_note(waiter, g->rank ? dsm__tree_parent(g->rank) : 0, g->epoch);
+        dsm__waiter_note(waiter, g->rank ? dsm__tree_parent(g->rank, g->tree_flat) : 0, g->epoch);
         dsm__tree_enter(kind, check, aux, list, n, nocopy, noack_homes, waiter,
                         __atomic_load_n(&bystanders, __ATOMIC_ACQUIRE));
         free(nocopy);

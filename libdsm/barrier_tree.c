@@ -68,7 +68,7 @@ int dsm__tree_init(void)
 {
     int n = dsm__g.nodes, me = dsm__g.rank;
     memset(&T, 0, sizeof T);
-    T.expect = 1 + dsm__tree_nchildren(me, n);
+    T.expect = 1 + dsm__tree_nchildren(me, n, dsm__g.tree_flat);
     T.in = calloc((size_t)n, 1);
     T.rec = calloc((size_t)n, sizeof *T.rec);
     T.waiter = calloc((size_t)n, sizeof *T.waiter);
@@ -142,8 +142,10 @@ static void check_children(void)
 {
     int me = dsm__g.rank, nodes = dsm__g.nodes;
     const struct entry_rec *a = &T.rec[me];
-    for (int k = dsm__tree_nchildren(me, nodes) - 1; k >= 0; k--) {
-        int r = dsm__tree_child(me, nodes, k);
+    /* In rank order, whatever the shape: the lowest disagreeing rank. */
+    for (int r = me + 1; r < nodes; r++) {
+        if (dsm__tree_parent(r, dsm__g.tree_flat) != me)
+            continue;
         const struct entry_rec *b = &T.rec[r];
         if (b->kind == a->kind && b->check == a->check)
             continue;
@@ -214,7 +216,7 @@ static void subtree_complete(void)
         send_tree_msg(DSM_MSG_BARRIER_RELEASE, 0, counts, nt, n, T.down_waiter[0],
                       nomigrate ? DSM_MF_NOMIGRATE : 0, 0, 0);
     else
-        send_tree_msg(DSM_MSG_BARRIER_ENTER, dsm__tree_parent(me), counts, nt, n,
+        send_tree_msg(DSM_MSG_BARRIER_ENTER, dsm__tree_parent(me, dsm__g.tree_flat), counts, nt, n,
                       T.down_waiter[me],
                       (uint16_t)((own->kind << 8) | (nomigrate ? DSM_MF_NOMIGRATE : 0)),
                       own->check, own->aux);
@@ -229,7 +231,7 @@ void dsm__tree_on_enter(const struct dsm_wire_hdr *h, const unsigned char *paylo
     int src = h->src, me = g->rank;
     size_t cb = (size_t)g->nodes * 4;
 
-    if (src != me && (src <= 0 || dsm__tree_parent(src) != me))
+    if (src != me && (src <= 0 || dsm__tree_parent(src, dsm__g.tree_flat) != me))
         dsm__msg_malformed(h);
     if (h->len < cb || (h->len - cb) % sizeof(struct dsm_wire_notice))
         dsm__msg_malformed(h);
@@ -281,11 +283,11 @@ void dsm__tree_on_release(const struct dsm_wire_hdr *h, const unsigned char *pay
     int me = g->rank, nodes = g->nodes;
     size_t cb = (size_t)nodes * 4;
 
-    if (h->src != (me ? dsm__tree_parent(me) : 0) || h->len < cb ||
+    if (h->src != (me ? dsm__tree_parent(me, dsm__g.tree_flat) : 0) || h->len < cb ||
         (h->len - cb) % sizeof(struct dsm_wire_notice))
         dsm__msg_malformed(h);
-    for (int k = 0; k < dsm__tree_nchildren(me, nodes); k++) {
-        int r = dsm__tree_child(me, nodes, k);
+    for (int k = 0; k < dsm__tree_nchildren(me, nodes, dsm__g.tree_flat); k++) {
+        int r = dsm__tree_child(me, nodes, dsm__g.tree_flat, k);
         struct dsm_msg *m = dsm__msg_new(DSM_MSG_BARRIER_RELEASE, r, h->len);
         memcpy(m->payload, payload, h->len);
         m->hdr.len = h->len;
@@ -322,7 +324,7 @@ void dsm__tree_on_release(const struct dsm_wire_hdr *h, const unsigned char *pay
 
 void dsm__tree_dump(struct dsm_sbuf *sb)
 {
-    int me = dsm__g.rank, nodes = dsm__g.nodes, nch = dsm__tree_nchildren(me, nodes);
+    int me = dsm__g.rank, nodes = dsm__g.nodes, nch = dsm__tree_nchildren(me, nodes, dsm__g.tree_flat);
     if (!T.in || (me != 0 && nch == 0))
         return;
     dsm__sb_begin(sb);
@@ -340,13 +342,12 @@ void dsm__tree_dump(struct dsm_sbuf *sb)
             dsm__sb_str(sb, " ");
             dsm__sb_u(sb, (uint64_t)me);
         }
-        for (int k = nch - 1; k >= 0; k--) {
-            int r = dsm__tree_child(me, nodes, k);
-            if (T.in[r])
+        for (int r = me + 1; r < nodes; r++) {
+            if (dsm__tree_parent(r, dsm__g.tree_flat) != me || T.in[r])
                 continue;
             dsm__sb_str(sb, " ");
             dsm__sb_u(sb, (uint64_t)r);
-            sub |= dsm__tree_nchildren(r, nodes) > 0;
+            sub |= dsm__tree_nchildren(r, nodes, dsm__g.tree_flat) > 0;
         }
         if (sub)
             dsm__sb_str(sb, " (a rank here stands for its subtree of the barrier tree)");

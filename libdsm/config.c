@@ -80,7 +80,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 #define KNOWN "DSM_HEAP_SIZE, DSM_PAGE_SIZE, DSM_PAGE_CHUNK, DSM_BASE, DSM_COMM, DSM_POLL, " \
               "DSM_STATS, DSM_HOME, DSM_MAX_LOCKS, DSM_SPIN_US, DSM_PREFETCH, DSM_TRACE, " \
-              "DSM_TIMEOUT, DSM_SYNC_TIMEOUT, DSM_CHECK, DSM_BARRIER_DIFFS"
+              "DSM_TIMEOUT, DSM_SYNC_TIMEOUT, DSM_CHECK, DSM_BARRIER_DIFFS, DSM_BARRIER"
 
 /* Whether the name of nlen bytes at e is one of the runtime's (rt_names). */
 static int runtime_name(const char *const *rt_names, const char *e, size_t nlen)
@@ -133,6 +133,7 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp, size_t os_page,
     cfg->spin_us = DSM_DEFAULT_SPIN_US;
     cfg->spin_us_set = 0;
     cfg->barrier_noack = 1;
+    cfg->barrier_shape = DSM_BARRIER_AUTO;
     cfg->threads_per_rank = 1;
     cfg->check_races = 0;
     cfg->heap_size_set = 0;
@@ -227,6 +228,13 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp, size_t os_page,
             else return fail(err, errlen,
                     "DSM_BARRIER_DIFFS=%s: bad value; choose DSM_BARRIER_DIFFS=unacked (the "
                     "default) or DSM_BARRIER_DIFFS=acked", v);
+        } else if (IS("DSM_BARRIER")) {
+            if (!strcmp(v, "auto")) cfg->barrier_shape = DSM_BARRIER_AUTO;
+            else if (!strcmp(v, "tree")) cfg->barrier_shape = DSM_BARRIER_TREE;
+            else if (!strcmp(v, "flat")) cfg->barrier_shape = DSM_BARRIER_FLAT;
+            else return fail(err, errlen,
+                    "DSM_BARRIER=%s: bad value; choose DSM_BARRIER=auto (the default), "
+                    "tree or flat", v);
         } else if (IS("DSM_PREFETCH")) {
             if (!strcmp(v, "none")) cfg->prefetch = DSM_PREFETCH_NONE;
             else if (!strcmp(v, "history")) cfg->prefetch = DSM_PREFETCH_HISTORY;

@@ -81,7 +81,8 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
 {
     const unsigned char *pl = payload;
     struct dsm_wire_limits lim = {
-        .rank = dsm__g.rank, .nodes = dsm__g.nodes, .npages = dsm__g.npages,
+        .rank = dsm__g.rank, .nodes = dsm__g.nodes, .tree_flat = dsm__g.tree_flat,
+        .npages = dsm__g.npages,
         .page_size = dsm__g.page_size, .max_locks = (uint32_t)dsm__g.cfg.max_locks,
         .max_aop = DSM_AOP_PAIR_FN + DSM_PAIR_FN_MAX - 1,
         .pair_fn0 = DSM_AOP_PAIR_FN, .pair_fns = dsm__atomic_pair_fns(),

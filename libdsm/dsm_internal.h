@@ -91,6 +91,10 @@ struct dsm_global {
 
     /* host.c: this node's host, probed by dsm_init */
     struct dsm_host host;
+    /* The barrier tree's shape, the same on every node (init.c, from
+     * DSM_BARRIER: flat where any host has more ranks' application threads
+     * than CPUs, binomial otherwise; dsm_pure.h, dsm__tree_*). */
+    int tree_flat;
 };
 
 extern struct dsm_global dsm__g DSM_HIDDEN;

@@ -157,6 +157,7 @@ enum dsm_comm_kind { DSM_COMM_QUEUE = 0, DSM_COMM_DIRECT = 1, DSM_COMM_MULTIPLE 
 enum dsm_poll_kind { DSM_POLL_SPIN = 0, DSM_POLL_ADAPTIVE = 1 };
 enum dsm_stats_kind { DSM_STATS_OFF = 0, DSM_STATS_TEXT = 1, DSM_STATS_JSON = 2 };
 enum dsm_prefetch_kind { DSM_PREFETCH_NONE = 0, DSM_PREFETCH_HISTORY = 1 };
+enum dsm_barrier_shape { DSM_BARRIER_AUTO = 0, DSM_BARRIER_TREE = 1, DSM_BARRIER_FLAT = 2 };
 
 struct dsm_config {
     size_t   heap_size;           /* DSM_HEAP_SIZE */
@@ -176,6 +177,7 @@ struct dsm_config {
     unsigned threads_per_rank;
     int      check_races;         /* DSM_CHECK=races */
     int      barrier_noack;       /* DSM_BARRIER_DIFFS=unacked (barrier.c) */
+    int      barrier_shape;       /* DSM_BARRIER: DSM_BARRIER_AUTO, _TREE or _FLAT */
     int      heap_size_set;       /* DSM_HEAP_SIZE was given */
     enum dsm_prefetch_kind prefetch;  /* DSM_PREFETCH */
     const char *trace_prefix;     /* DSM_TRACE: event log PREFIX.RANK, or NULL */
@@ -199,14 +201,15 @@ struct dsm_config {
 #define DSM_DEFAULT_TIMEOUT    30                           /* seconds */
 #define DSM_MAX_NODES          64   /* copysets are one 64-bit word per page */
 
-/* The barrier tree (barrier.c): a binomial tree over the nodes rooted at 0.
- * Node r's parent clears r's lowest set bit; its children are r + 2^k for
- * every 2^k below r's lowest set bit (every 2^k for node 0) that is a node.
- * Node r's subtree holds ranks r .. r + 2^lowbit - 1, so r is the lowest
- * rank of its subtree; the depth is ceil(log2 nodes). */
-static inline int dsm__tree_parent(int r)
+/* The barrier tree (barrier_tree.c): a binomial tree over the nodes rooted
+ * at 0.  Node r's parent clears r's lowest set bit; its children are r + 2^k
+ * for every 2^k below r's lowest set bit (every 2^k for node 0) that is a
+ * node.  Node r's subtree holds ranks r .. r + 2^lowbit - 1, so r is the
+ * lowest rank of its subtree; the depth is ceil(log2 nodes).  flat (where
+ * ranks outnumber CPUs, DSM_BARRIER): every other node is node 0's child. */
+static inline int dsm__tree_parent(int r, int flat)
 {
-    return r & (r - 1);
+    return flat ? 0 : r & (r - 1);
 }
 
 /* The limit below which r's children lie: r's lowest set bit (nodes for
@@ -218,17 +221,21 @@ static inline int dsm__tree_span(int r, int nodes)
 
 /* Number of children of r, and the k-th of them, largest subtree first
  * (k = 0 is r + the largest power of two below the span that is a node). */
-static inline int dsm__tree_nchildren(int r, int nodes)
+static inline int dsm__tree_nchildren(int r, int nodes, int flat)
 {
     int n = 0;
+    if (flat)
+        return r ? 0 : nodes - 1;
     for (int d = 1; d < dsm__tree_span(r, nodes) && r + d < nodes; d <<= 1)
         n++;
     return n;
 }
 
-static inline int dsm__tree_child(int r, int nodes, int k)
+static inline int dsm__tree_child(int r, int nodes, int flat, int k)
 {
-    return r + (1 << (dsm__tree_nchildren(r, nodes) - 1 - k));
+    if (flat)
+        return 1 + k;
+    return r + (1 << (dsm__tree_nchildren(r, nodes, 0) - 1 - k));
 }
 
 /* How many messages carry one page: page / chunk (both powers of two), at

@@ -192,12 +192,12 @@ int dsm__wire_check(const struct dsm_wire_limits *l, const void *msg, size_t cou
         return 0;
     case DSM_MSG_BARRIER_ENTER:
         /* From a child in the barrier tree, or this node's own. */
-        if (h.src != l->rank && (h.src == 0 || dsm__tree_parent(h.src) != l->rank))
+        if (h.src != l->rank && (h.src == 0 || dsm__tree_parent(h.src, l->tree_flat) != l->rank))
             break;
         return check_notices(l, pl, h.len, "BARRIER_ENTER", why, whylen);
     case DSM_MSG_BARRIER_RELEASE:
         /* From the parent in the barrier tree (node 0: from itself). */
-        if (h.src != (l->rank ? dsm__tree_parent(l->rank) : 0))
+        if (h.src != (l->rank ? dsm__tree_parent(l->rank, l->tree_flat) : 0))
             break;
         return check_notices(l, pl, h.len, "BARRIER_RELEASE", why, whylen);
     case DSM_MSG_LOCK_REQ:

@@ -24,6 +24,7 @@
 struct dsm_wire_limits {
     int      rank;          /* this node */
     int      nodes;         /* ranks in the job, 1..DSM_MAX_NODES */
+    int      tree_flat;     /* the barrier tree is flat (dsm_pure.h, dsm__tree_*) */
     size_t   npages;        /* coherence pages in the region */
     size_t   page_size;     /* bytes, a multiple of DSM_DIFF_CHUNK */
     uint32_t max_locks;     /* lock ids go from 0 to max_locks - 1 */

@@ -201,10 +201,10 @@ static const char *decode(const struct dsm_wire_limits *l, const uint8_t *msg, s
         /* barrier_tree.c: from a child or itself (ENTER), from the parent
          * (RELEASE); a count per node, added up, then notices. */
         if (h.type == DSM_MSG_BARRIER_ENTER && h.src != l->rank &&
-            (h.src == 0 || dsm__tree_parent(h.src) != l->rank))
+            (h.src == 0 || dsm__tree_parent(h.src, l->tree_flat) != l->rank))
             return broken("a BARRIER_ENTER from a node not below this one", h.type, h.src);
         if (h.type == DSM_MSG_BARRIER_RELEASE &&
-            h.src != (l->rank ? dsm__tree_parent(l->rank) : 0))
+            h.src != (l->rank ? dsm__tree_parent(l->rank, l->tree_flat) : 0))
             return broken("a BARRIER_RELEASE not from the parent", h.type, h.src);
         if (h.len < (size_t)l->nodes * 4 ||
             (h.len - (size_t)l->nodes * 4) % sizeof(struct dsm_wire_notice))

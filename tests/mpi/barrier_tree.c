@@ -1,5 +1,8 @@
 /*
- * barrier_tree.c - the barrier's messages follow a binomial tree.
+ * barrier_tree.c - the barrier's messages follow a binomial tree
+ * (barrier_tree, DSM_BARRIER=tree), or all go through rank 0
+ * (barrier_flat, built from this file with -DFLAT, DSM_BARRIER=flat: the
+ * shape chosen where ranks outnumber CPUs).
  *
  * In an empty barrier each rank other than 0 sends one entry to its parent
  * and receives one release from it, and every rank receives one entry from
@@ -15,12 +18,27 @@
  *
  * The expected counts are computed here from the tree's definition, not
  * taken from libdsm: rank r's parent clears r's lowest set bit, its
- * children are r + 2^k below that bit (every 2^k < N for rank 0).
+ * children are r + 2^k below that bit (every 2^k < N for rank 0).  Each
+ * program sets DSM_BARRIER itself: auto would choose flat on a host with
+ * fewer CPUs than ranks.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "mpitest.h"
+
+#ifdef FLAT
+#define SHAPE "flat"
+#else
+#define SHAPE "tree"
+#endif
 
 static int children(int r, int n)
 {
+#ifdef FLAT
+    return r ? 0 : n - 1;
+#endif
     int span = r ? (r & -r) : n, c = 0;
     for (int d = 1; d < span && r + d < n; d <<= 1)
         c++;
@@ -43,7 +61,11 @@ static int chain_down(int r, int n, int at)
 {
     int worst = at, nc = children(r, n);
     for (int k = 0; k < nc; k++) {
+#ifdef FLAT
+        int child = 1 + k;
+#else
         int child = r + (1 << (nc - 1 - k));
+#endif
         int c = chain_down(child, n, at + k + 1);
         if (c > worst)
             worst = c;
@@ -53,11 +75,16 @@ static int chain_down(int r, int n, int at)
 
 static int depth(int r)
 {
+#ifdef FLAT
+    return r ? 1 : 0;
+#endif
     return __builtin_popcount((unsigned)r);
 }
 
 int main(int argc, char **argv)
 {
+    if (setenv("DSM_BARRIER", SHAPE, 1) != 0)
+        mt_fail("setenv: %s", strerror(errno));
     mt_init(&argc, &argv);
     int rounds = (int)mt_param("MPITEST_ROUNDS", 50);
     int me = dsm_node_id(), n = dsm_node_count();
@@ -71,11 +98,13 @@ int main(int argc, char **argv)
         if (depth(r) > deepest)
             deepest = depth(r);
     int chain = deepest + chain_down(0, n, 0);
+#ifndef FLAT
     if (chain > 2 * ceil_log2(n))
         mt_fail("the tree's longest chain is %d messages, more than 2 ceil(log2 %d) = %d",
                 chain, n, 2 * ceil_log2(n));
-    mt_note("%d ranks: rank 0 has %d children, longest chain %d <= %d", n, children(0, n),
-            chain, 2 * ceil_log2(n));
+#endif
+    mt_note("%s, %d ranks: rank 0 has %d children, longest chain %d (2 ceil(log2 N) = %d)",
+            SHAPE, n, children(0, n), chain, 2 * ceil_log2(n));
 
     dsm_barrier();
     dsm_stats_reset();
@@ -92,7 +121,11 @@ int main(int argc, char **argv)
         mt_fail("%d empty barriers: sent %" PRIu64 " and received %" PRIu64 " messages, "
                 "expected %" PRIu64 " each (%d children%s)", rounds, st.msgs_sent,
                 st.msgs_received, want, nc, up ? " and a parent" : "");
+#ifndef FLAT
     if (nc + up > ceil_log2(n) + 1)
+#else
+    if (nc + up != (me ? 1 : n - 1))
+#endif
         mt_fail("rank %d handles %d barrier messages of each kind, more than "
                 "ceil(log2 %d) + 1", me, nc + up, n);
 

@@ -477,6 +477,21 @@ static void test_barrier_diffs(void **state)
     one_bad("DSM_BARRIER_DIFFS=", "DSM_BARRIER_DIFFS");
 }
 
+/* DSM_BARRIER: the barrier tree's shape. */
+static void test_barrier_shape(void **state)
+{
+    struct dsm_config c;
+    char *none[] = { NULL };
+    (void)state;
+    assert_int_equal(dsm__config_parse(&c, none, OS_PAGE, NULL, NULL, errbuf, sizeof errbuf),
+                     0);
+    assert_int_equal(c.barrier_shape, DSM_BARRIER_AUTO);
+    assert_int_equal(one_ok("DSM_BARRIER=tree").barrier_shape, DSM_BARRIER_TREE);
+    assert_int_equal(one_ok("DSM_BARRIER=flat").barrier_shape, DSM_BARRIER_FLAT);
+    assert_int_equal(one_ok("DSM_BARRIER=auto").barrier_shape, DSM_BARRIER_AUTO);
+    one_bad("DSM_BARRIER=binary", "DSM_BARRIER");
+}
+
 /* A runtime's own DSM_* names (dsm_rt_preinit) are passed over, whatever
  * their value; without it they are unknown, and the message says that no
  * runtime reads them in this program. */
@@ -601,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_comm_spin_us_for),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_barrier_diffs),
+        cmocka_unit_test(test_barrier_shape),
         cmocka_unit_test(test_runtime_names),
         cmocka_unit_test(test_bad_among_good),
         cmocka_unit_test(test_err_buffer_bounds),
