@@ -238,12 +238,15 @@ static void serve_early_requests(void)
     } while (now - last < spin_ns);
 }
 
-void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
-                          void (*at_release)(void *), void *arg)
+/* The barrier; send/recv/len: dsm__barrier_carry's (NULL, NULL, 0 for
+ * none).  Returns the bytes of node 0's that arrived in recv. */
+static size_t barrier_run(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
+                          void (*at_release)(void *), void *arg,
+                          const void *send, void *recv, size_t len)
 {
     struct dsm_global *g = &dsm__g;
     uint64_t t0 = dsm__now_ns(), m0 = __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED);
-    struct dsm_release ctx = { NULL, 0, 0, 0, 0 };
+    struct dsm_release ctx = { NULL, 0, 0, 0, 0, recv, len, 0 };
     uint32_t *list, waiter;
     uint64_t noack_homes = 0;
     size_t n;
@@ -267,6 +270,10 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
         }
         ctx.n = n;
         free(list);
+        if (send && recv) {
+            memmove(recv, send, len);
+            ctx.carry_len = len;
+        }
     } else {
         /* A page written here whose copy was dropped since (a lock
          * acquire's notice) cannot move its home here: it enters as
@@ -280,6 +287,8 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
                 pg->state != DSM_P_READ_ONLY && pg->state != DSM_P_READ_WRITE)
                 nocopy[i] = 1;
         }
+        if (g->rank == 0 && send)
+            dsm__tree_carry(send, len);
         waiter = dsm__waiter_get(DSM_WAIT_BARRIER, 1, &ctx);
         dsm__waiter_note(waiter, g->rank ? dsm__tree_parent(g->rank, g->tree_flat) : 0, g->epoch);
         dsm__tree_enter(kind, check, aux, list, n, nocopy, noack_homes, waiter,
@@ -314,6 +323,24 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     DSM_STAT_ADD(barrier_msgs, __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED) - m0);
     DSM_TRACE_LEAVE(DSM_TR_BARRIER_LEAVE, kind, 0, g->epoch - 1,
                     __atomic_load_n(&dsm__st.msgs_sent, __ATOMIC_RELAXED) - m0);
+    return ctx.carry_len;
+}
+
+void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
+                          void (*at_release)(void *), void *arg)
+{
+    (void)barrier_run(kind, check, aux, at_release, arg, NULL, NULL, 0);
+}
+
+size_t dsm__barrier_carry(const void *send, void *recv, size_t len)
+{
+    DSM_CHECK_RUNNING();
+    if (len > DSM_BARRIER_CARRY_MAX)
+        dsm__fatal("internal error: dsm__barrier_carry of %zu bytes, at most %d", len,
+                   DSM_BARRIER_CARRY_MAX);
+    size_t got = barrier_run(DSM_COLL_BARRIER, 0, 0, NULL, NULL, dsm__g.rank == 0 ? send : NULL,
+                             recv, len);
+    return got < len ? got : len;
 }
 
 void dsm__barrier_bystanders(void)

@@ -50,6 +50,10 @@ static struct {
     int32_t *writer;                /* per page: 0 none, r+1 sole writer r, -1 many */
     uint32_t *touched;
     size_t ntouched;
+    /* Node 0: what the next release carries (dsm__tree_carry, written by
+     * the barrier's thread before it enters, read when all have). */
+    unsigned char carry[DSM_BARRIER_CARRY_MAX];
+    size_t carry_len;
 } T;
 
 static const char *kind_name(uint32_t k)
@@ -87,29 +91,44 @@ int dsm__tree_init(void)
 /* ---- sending: entries up, releases down ---- */
 
 /* Send the counts and notices as type to dest, in as many chunks as needed;
- * waiter, flags, arg, arg2 as given, the last chunk marked DSM_MF_LAST. */
+ * waiter, flags, arg, arg2 as given, the last chunk marked DSM_MF_LAST and
+ * ending with the carry bytes (a RELEASE's: their length in arg). */
 static void send_tree_msg(int type, int dest, const uint32_t *counts,
                           const struct dsm_wire_notice *nt, size_t n, uint32_t waiter,
-                          uint16_t flags, uint64_t arg, uint64_t arg2)
+                          uint16_t flags, uint64_t arg, uint64_t arg2,
+                          const void *carry, size_t carry_len)
 {
     size_t cb = (size_t)dsm__g.nodes * sizeof *counts;
-    size_t per = (dsm__msg_max_payload() - cb) / sizeof *nt, i = 0;
+    size_t per = (dsm__msg_max_payload() - cb - carry_len) / sizeof *nt, i = 0;
     do {
         size_t k = n - i < per ? n - i : per;
-        struct dsm_msg *m = dsm__msg_new(type, dest, cb + k * sizeof *nt);
+        int last = i + k == n;
+        size_t len = cb + k * sizeof *nt + (last ? carry_len : 0);
+        struct dsm_msg *m = dsm__msg_new(type, dest, len);
         memcpy(m->payload, counts, cb);
         memcpy(m->payload + cb, nt + i, k * sizeof *nt);
+        if (last && carry_len)
+            memcpy(m->payload + cb + k * sizeof *nt, carry, carry_len);
         i += k;
-        m->hdr.len = (uint32_t)(cb + k * sizeof *nt);
+        m->hdr.len = (uint32_t)len;
         m->hdr.id = T.epoch;
         m->hdr.waiter = waiter;
         m->hdr.flags = flags;
-        m->hdr.arg = arg;
+        m->hdr.arg = last && carry_len ? carry_len : arg;
         m->hdr.arg2 = arg2;
-        if (i == n)
+        if (last)
             m->hdr.flags |= DSM_MF_LAST;
         dsm__msg_send(m);
     } while (i < n);
+}
+
+void dsm__tree_carry(const void *send, size_t len)
+{
+    if (len > DSM_BARRIER_CARRY_MAX)
+        dsm__fatal("internal error: %zu bytes to carry in a barrier's release, at most %d",
+                   len, DSM_BARRIER_CARRY_MAX);
+    memcpy(T.carry, send, len);
+    T.carry_len = len;
 }
 
 void dsm__tree_enter(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
@@ -130,7 +149,8 @@ void dsm__tree_enter(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     /* T.epoch is read here without the token: it moves only when this
      * node's entry and its children's are in, which this send precedes. */
     send_tree_msg(DSM_MSG_BARRIER_ENTER, g->rank, counts, nt, n, waiter,
-                  (uint16_t)((kind << 8) | (nomigrate ? DSM_MF_NOMIGRATE : 0)), check, aux);
+                  (uint16_t)((kind << 8) | (nomigrate ? DSM_MF_NOMIGRATE : 0)), check, aux,
+                  NULL, 0);
     free(counts);
     free(nt);
 }
@@ -212,14 +232,16 @@ static void subtree_complete(void)
     int nomigrate = T.nomigrate;
     if (me != 0)
         T.nomigrate = 0;           /* node 0: for good, from the first */
-    if (me == 0)
+    if (me == 0) {
         send_tree_msg(DSM_MSG_BARRIER_RELEASE, 0, counts, nt, n, T.down_waiter[0],
-                      nomigrate ? DSM_MF_NOMIGRATE : 0, 0, 0);
-    else
-        send_tree_msg(DSM_MSG_BARRIER_ENTER, dsm__tree_parent(me, dsm__g.tree_flat), counts, nt, n,
-                      T.down_waiter[me],
+                      nomigrate ? DSM_MF_NOMIGRATE : 0, 0, 0, T.carry, T.carry_len);
+        T.carry_len = 0;
+    } else {
+        send_tree_msg(DSM_MSG_BARRIER_ENTER, dsm__tree_parent(me, dsm__g.tree_flat), counts,
+                      nt, n, T.down_waiter[me],
                       (uint16_t)((own->kind << 8) | (nomigrate ? DSM_MF_NOMIGRATE : 0)),
-                      own->check, own->aux);
+                      own->check, own->aux, NULL, 0);
+    }
     T.epoch++;
     free(nt);
     free(counts);
@@ -284,7 +306,8 @@ void dsm__tree_on_release(const struct dsm_wire_hdr *h, const unsigned char *pay
     size_t cb = (size_t)nodes * 4;
 
     if (h->src != (me ? dsm__tree_parent(me, dsm__g.tree_flat) : 0) || h->len < cb ||
-        (h->len - cb) % sizeof(struct dsm_wire_notice))
+        h->arg > DSM_BARRIER_CARRY_MAX || h->arg > h->len - cb ||
+        (h->len - cb - h->arg) % sizeof(struct dsm_wire_notice))
         dsm__msg_malformed(h);
     for (int k = 0; k < dsm__tree_nchildren(me, nodes, dsm__g.tree_flat); k++) {
         int r = dsm__tree_child(me, nodes, dsm__g.tree_flat, k);
@@ -294,9 +317,17 @@ void dsm__tree_on_release(const struct dsm_wire_hdr *h, const unsigned char *pay
         m->hdr.id = h->id;
         m->hdr.waiter = T.down_waiter[r];
         m->hdr.flags = h->flags;
+        m->hdr.arg = h->arg;
         dsm__msg_send(m);
     }
-    size_t n = (h->len - cb) / sizeof(struct dsm_wire_notice);
+    size_t n = (h->len - cb - h->arg) / sizeof(struct dsm_wire_notice);
+    if (h->arg) {
+        /* Node 0's bytes (dsm__barrier_carry): into the caller's buffer. */
+        size_t k = h->arg < c->carry_cap ? h->arg : c->carry_cap;
+        if (c->carry)
+            memcpy(c->carry, payload + h->len - h->arg, k);
+        c->carry_len = h->arg;
+    }
     if (c->n + n > c->cap) {
         size_t nc = c->cap ? c->cap : 256;
         while (nc < c->n + n)

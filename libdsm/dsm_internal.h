@@ -497,6 +497,8 @@ struct dsm_release {
     size_t n, cap;
     int nomigrate;                  /* DSM_MF_NOMIGRATE */
     uint32_t diffs_expected;        /* senders of unacked diffs to this node */
+    void *carry;                    /* dsm__barrier_carry: node 0's bytes go here */
+    size_t carry_cap, carry_len;
 };
 /* ---- barrier_tree.c: entries up and releases down a binomial tree ---- */
 DSM_HIDDEN int  dsm__tree_init(void);
@@ -506,6 +508,8 @@ DSM_HIDDEN int  dsm__tree_init(void);
 DSM_HIDDEN void dsm__tree_enter(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
                                 const uint32_t *list, size_t n, const uint32_t *nocopy,
                                 uint64_t noack_homes, uint32_t waiter, int nomigrate);
+/* Node 0, before its dsm__tree_enter: the bytes its release carries. */
+DSM_HIDDEN void dsm__tree_carry(const void *send, size_t len);
 DSM_HIDDEN void dsm__tree_on_enter(const struct dsm_wire_hdr *h, const unsigned char *payload);
 DSM_HIDDEN void dsm__tree_on_release(const struct dsm_wire_hdr *h, const unsigned char *payload,
                                      struct dsm_release *c);

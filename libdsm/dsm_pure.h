@@ -200,6 +200,7 @@ struct dsm_config {
 #define DSM_DEFAULT_SPIN_US    50
 #define DSM_DEFAULT_TIMEOUT    30                           /* seconds */
 #define DSM_MAX_NODES          64   /* copysets are one 64-bit word per page */
+#define DSM_BARRIER_CARRY_MAX  1024 /* bytes node 0 may send in a release */
 
 /* The barrier tree (barrier_tree.c): a binomial tree over the nodes rooted
  * at 0.  Node r's parent clears r's lowest set bit; its children are r + 2^k

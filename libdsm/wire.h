@@ -80,7 +80,9 @@ enum dsm_msg_type {
  * subtree (ENTER) or of the job (RELEASE) that sent that node a barrier's
  * unacked diffs, then struct dsm_wire_notice entries: each page written,
  * with its only writer or DSM_WRITER_MANY.  Every chunk carries the counts;
- * the receiver takes them from the last. */
+ * the receiver takes them from the last.  A RELEASE chunk may end with arg
+ * bytes (at most DSM_BARRIER_CARRY_MAX) that node 0 sends every node
+ * (dsm__barrier_carry). */
 
 struct dsm_wire_hdr {
     uint16_t type;

@@ -13,6 +13,7 @@
  * may be deferred (protocol.c), means a malformed message is reported when it
  * arrives rather than when it is served.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -199,7 +200,11 @@ int dsm__wire_check(const struct dsm_wire_limits *l, const void *msg, size_t cou
         /* From the parent in the barrier tree (node 0: from itself). */
         if (h.src != (l->rank ? dsm__tree_parent(l->rank, l->tree_flat) : 0))
             break;
-        return check_notices(l, pl, h.len, "BARRIER_RELEASE", why, whylen);
+        /* Ending with arg bytes node 0 sends (dsm__barrier_carry). */
+        if (h.arg > DSM_BARRIER_CARRY_MAX || h.arg + (uint64_t)l->nodes * 4 > h.len)
+            return bad(why, whylen, "BARRIER_RELEASE claims %" PRIu64 " carried bytes in a "
+                       "payload of %u", h.arg, h.len);
+        return check_notices(l, pl, h.len - (uint32_t)h.arg, "BARRIER_RELEASE", why, whylen);
     case DSM_MSG_LOCK_REQ:
         if (h.len != 0 || !lock_ok(l, h.id, l->rank))
             break;

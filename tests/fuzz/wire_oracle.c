@@ -206,14 +206,25 @@ static const char *decode(const struct dsm_wire_limits *l, const uint8_t *msg, s
         if (h.type == DSM_MSG_BARRIER_RELEASE &&
             h.src != (l->rank ? dsm__tree_parent(l->rank, l->tree_flat) : 0))
             return broken("a BARRIER_RELEASE not from the parent", h.type, h.src);
+        /* A RELEASE ends with arg bytes that node 0 sent (copied out). */
+        uint32_t carried = 0;
+        if (h.type == DSM_MSG_BARRIER_RELEASE) {
+            if (h.arg > DSM_BARRIER_CARRY_MAX || h.arg + (size_t)l->nodes * 4 > h.len)
+                return broken("carried bytes beyond the limit or the payload", h.type,
+                              (unsigned long)h.arg);
+            carried = (uint32_t)h.arg;
+            static unsigned char carry[DSM_BARRIER_CARRY_MAX];
+            memcpy(carry, pl + h.len - carried, carried);
+        }
         if (h.len < (size_t)l->nodes * 4 ||
-            (h.len - (size_t)l->nodes * 4) % sizeof(struct dsm_wire_notice))
+            (h.len - carried - (size_t)l->nodes * 4) % sizeof(struct dsm_wire_notice))
             return broken("a barrier payload that is not counts and notices", h.type, h.len);
         for (int r = 0; r < l->nodes; r++)
             if (u32_at(pl + 4 * (size_t)r) > (uint32_t)l->nodes)
                 return broken("more senders of diffs than nodes", h.type,
                               u32_at(pl + 4 * (size_t)r));
-        for (size_t i = (size_t)l->nodes * 4; i < h.len; i += sizeof(struct dsm_wire_notice)) {
+        for (size_t i = (size_t)l->nodes * 4; i < h.len - carried;
+             i += sizeof(struct dsm_wire_notice)) {
             struct dsm_wire_notice n;
             memcpy(&n, pl + i, sizeof n);
             if (n.page >= l->npages)

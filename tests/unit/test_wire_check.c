@@ -239,6 +239,21 @@ static void test_notices(void **state)
     assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, &r, sizeof r), 0),
                      -DSM_EPROTO);
     r.counts[1] = 0;
+    /* Carried bytes at the end (dsm__barrier_carry): arg says how many. */
+    struct { uint32_t counts[3]; struct dsm_wire_notice nt[1]; char carry[5]; }
+        __attribute__((packed)) rc = { { 0, 0, 0 }, { { 3, 1 } }, "abcd" };
+    size_t n = mk(DSM_MSG_BARRIER_RELEASE, 0, 0, &rc, sizeof rc);
+    struct dsm_wire_hdr hh;
+    memcpy(&hh, buf, sizeof hh);
+    hh.arg = 5;
+    memcpy(buf, &hh, sizeof hh);
+    assert_int_equal(check(&L, n, 0), 0);
+    hh.arg = 4;                                     /* the notices would not line up */
+    memcpy(buf, &hh, sizeof hh);
+    assert_int_equal(check(&L, n, 0), -DSM_EPROTO);
+    hh.arg = sizeof rc;                             /* more than the payload holds */
+    memcpy(buf, &hh, sizeof hh);
+    assert_int_equal(check(&L, n, 0), -DSM_EPROTO);
     nt[1].writer = 3;
     assert_int_equal(check(&L, mk(DSM_MSG_BARRIER_RELEASE, 0, 0, &r, sizeof r), 0),
                      -DSM_EPROTO);
