@@ -6,7 +6,8 @@
  * is at most 2 ceil(log2 N) (with one master, node 0 received N - 1 entries
  * and sent N - 1 releases in turn).
  *
- * Every node enters by sending its own BARRIER_ENTER to itself (the pages
+ * Every node with children enters by sending its own BARRIER_ENTER to
+ * itself, a node without goes straight to its parent (the pages
  * it wrote in the interval, with itself or DSM_WRITER_MANY as writer, the
  * homes it sent unacked diffs, the collective's kind and check values).
  * A node merges the entries of itself and of its children: per page, the
@@ -15,9 +16,10 @@
  * the same arguments as itself (a node is the lowest rank of its subtree,
  * so the message names the lower rank first, rank 0 at the top).  When all
  * have arrived, a node other than 0 sends the merged entry to its parent;
- * node 0 sends the release, the merged notices and counts, to itself.  A
- * node that receives a release forwards each chunk to its children (largest
- * subtree first) and collects it for its own barrier thread (barrier.c).
+ * node 0 sends the release, the merged notices and counts, to its children
+ * (largest subtree first) and to itself.  Any other node that receives a
+ * release forwards each chunk to its children and collects it for its own
+ * barrier thread (barrier.c).
  *
  * State per node, under the progress token: on_barrier_enter and
  * on_barrier_release (the handlers of BARRIER_ENTER and BARRIER_RELEASE,
@@ -146,11 +148,20 @@ void dsm__tree_enter(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
         nt[i].page = list[i];
         nt[i].writer = nocopy && nocopy[i] ? DSM_WRITER_MANY : g->rank;
     }
-    /* T.epoch is read here without the token: it moves only when this
-     * node's entry and its children's are in, which this send precedes. */
-    send_tree_msg(DSM_MSG_BARRIER_ENTER, g->rank, counts, nt, n, waiter,
-                  (uint16_t)((kind << 8) | (nomigrate ? DSM_MF_NOMIGRATE : 0)), check, aux,
-                  NULL, 0);
+    /* A node without children has nothing to merge: its entry goes to its
+     * parent at once, as its subtree's (a message to itself first would
+     * wait for the progress engine, under DSM_COMM=queue a wake-up of the
+     * communication thread).  T.epoch is then this thread's alone; a node
+     * with children reads it here without the token: it moves only when
+     * this node's entry and its children's are in, which this send
+     * precedes. */
+    int leaf = g->rank != 0 && dsm__tree_nchildren(g->rank, g->nodes, g->tree_flat) == 0;
+    send_tree_msg(DSM_MSG_BARRIER_ENTER,
+                  leaf ? dsm__tree_parent(g->rank, g->tree_flat) : g->rank, counts, nt, n,
+                  waiter, (uint16_t)((kind << 8) | (nomigrate ? DSM_MF_NOMIGRATE : 0)),
+                  check, aux, NULL, 0);
+    if (leaf)
+        T.epoch++;
     free(counts);
     free(nt);
 }
@@ -233,8 +244,14 @@ static void subtree_complete(void)
     if (me != 0)
         T.nomigrate = 0;           /* node 0: for good, from the first */
     if (me == 0) {
-        send_tree_msg(DSM_MSG_BARRIER_RELEASE, 0, counts, nt, n, T.down_waiter[0],
-                      nomigrate ? DSM_MF_NOMIGRATE : 0, 0, 0, T.carry, T.carry_len);
+        /* To the children first (largest subtree first), then to itself:
+         * node 0 does not forward its own release (dsm__tree_on_release). */
+        int nch = dsm__tree_nchildren(0, g->nodes, g->tree_flat);
+        for (int k = 0; k <= nch; k++) {
+            int r = k < nch ? dsm__tree_child(0, g->nodes, g->tree_flat, k) : 0;
+            send_tree_msg(DSM_MSG_BARRIER_RELEASE, r, counts, nt, n, T.down_waiter[r],
+                          nomigrate ? DSM_MF_NOMIGRATE : 0, 0, 0, T.carry, T.carry_len);
+        }
         T.carry_len = 0;
     } else {
         send_tree_msg(DSM_MSG_BARRIER_ENTER, dsm__tree_parent(me, dsm__g.tree_flat), counts,
@@ -309,7 +326,8 @@ void dsm__tree_on_release(const struct dsm_wire_hdr *h, const unsigned char *pay
         h->arg > DSM_BARRIER_CARRY_MAX || h->arg > h->len - cb ||
         (h->len - cb - h->arg) % sizeof(struct dsm_wire_notice))
         dsm__msg_malformed(h);
-    for (int k = 0; k < dsm__tree_nchildren(me, nodes, dsm__g.tree_flat); k++) {
+    /* Node 0 sent its children theirs when it sent its own. */
+    for (int k = 0; me != 0 && k < dsm__tree_nchildren(me, nodes, dsm__g.tree_flat); k++) {
         int r = dsm__tree_child(me, nodes, dsm__g.tree_flat, k);
         struct dsm_msg *m = dsm__msg_new(DSM_MSG_BARRIER_RELEASE, r, h->len);
         memcpy(m->payload, payload, h->len);
