@@ -331,7 +331,7 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
     }
     if (shim.tls_size)
         memcpy(shim.tls_image, shim.tls_main, shim.tls_size);
-    shim_fork_barrier();
+    dsm_barrier();
     dsm_rt_trace(DSM_TR_FORK, seq, n);
     local_start(n < (int)tpr ? n : (int)tpr, 0, n, seq, fn, data, ws_kind, loop, 1);
 }
@@ -362,29 +362,15 @@ void shim_parallel(void (*fn)(void *), void *data, unsigned nthreads, int ws_kin
 
 /* ---- the other ranks ---- */
 
-void shim_fork_barrier(void)
-{
-    static struct shim_ctl own;     /* rank 0's copy of its own release */
-    (void)dsm__barrier_carry(shim.ctl, &own, SHIM_FORK_BYTES);
-}
-
-/* The fork's fields as the release brought them (one thread per rank runs
- * the worker loop). */
-static struct shim_ctl fork_copy;
-
 void shim_worker_loop(void)
 {
-    struct shim_ctl *shared = shim.ctl;
+    struct shim_ctl *c = shim.ctl;
     uint64_t last = 0;
 
     dsm__altstack_setup();
     shim_self();
     for (;;) {
-        /* Rank 0 starts each with shim_fork_barrier; were it a plain
-         * barrier, the fields would be read from the shared block. */
-        const struct shim_ctl *c = shared;
-        if (dsm__barrier_carry(NULL, &fork_copy, SHIM_FORK_BYTES) == SHIM_FORK_BYTES)
-            c = &fork_copy;
+        dsm_barrier();
         if (c->exit_now) {
             int status = c->status;
             shim_mmap_flush_all();
@@ -424,7 +410,7 @@ void shim_worker_loop(void)
              * join, which follows the master's finishing. */
             do
                 dsm_barrier();
-            while (shared->done_seq != last && !shared->exit_now);
+            while (c->done_seq != last && !c->exit_now);
             dsm_rt_trace(DSM_TR_JOIN, last, 0);
             continue;
         }
@@ -455,7 +441,7 @@ void shim_finish(int status)
                    "can only end the program from sequential code", status);
     shim.ctl->status = status;
     shim.ctl->exit_now = 1;
-    shim_fork_barrier();
+    dsm_barrier();
     shim_mmap_flush_all();
     shim.active = 0;
     dsm_finalize();
