@@ -80,12 +80,15 @@ int dsm__tree_init(void)
     T.waiter = calloc((size_t)n, sizeof *T.waiter);
     T.down_waiter = calloc((size_t)n, sizeof *T.down_waiter);
     T.counts = calloc((size_t)n, sizeof *T.counts);
+    if (!T.in || !T.rec || !T.waiter || !T.down_waiter || !T.counts)
+        return -DSM_ENOMEM;
+    if (T.expect == 1)
+        return 0;                   /* a leaf sends its entry as it is: nothing to merge */
     T.writer = mmap(NULL, dsm__g.npages * sizeof *T.writer, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     T.touched = mmap(NULL, dsm__g.npages * sizeof *T.touched, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (!T.in || !T.rec || !T.waiter || !T.down_waiter || !T.counts ||
-        T.writer == MAP_FAILED || T.touched == MAP_FAILED)
+    if (T.writer == MAP_FAILED || T.touched == MAP_FAILED)
         return -DSM_ENOMEM;
     return 0;
 }

@@ -188,7 +188,8 @@ uint64_t dsm__flush(const uint32_t *list, size_t n, enum dsm_flush_mode mode)
     unsigned char *protected_ = calloc(n, 1);
     if (!b || !protected_)
         dsm__fatal("out of private memory flushing %zu pages", n);
-    waiter = dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
+    /* Unacked diffs name no waiter: nothing comes back. */
+    waiter = mode == DSM_FLUSH_BARRIER_NOACK ? 0 : dsm__waiter_get(DSM_WAIT_ACKS, 0, NULL);
     pthread_mutex_lock(&flush_lock);
     flushing_for_barrier = at_barrier && dsm__g.cfg.check_races;
     flushing_noack = mode == DSM_FLUSH_BARRIER_NOACK;
@@ -248,7 +249,6 @@ uint64_t dsm__flush(const uint32_t *list, size_t n, enum dsm_flush_mode mode)
                     dsm__msg_send(b[r].m);
                 homes |= (uint64_t)1 << r;
             }
-        dsm__waiter_put(waiter);
         free(b);
         free(protected_);
         return homes;
