@@ -46,6 +46,7 @@ void dsm__dispatch_init(void)
     dsm__lock_handlers();
     dsm__atomic_handlers();
     dsm__service_handlers();
+    dsm__liveness_handlers();
 }
 
 struct dsm_waiter *dsm__reply_waiter(const struct dsm_wire_hdr *h, enum dsm_wait_kind kind)
@@ -97,5 +98,6 @@ void dsm__dispatch(const struct dsm_wire_hdr *h, const void *payload, int mpi_sr
     if (count < 0 || dsm__wire_check(&lim, h, (size_t)count, mpi_src, why, sizeof why) < 0)
         dsm__fatal("malformed message from rank %d: %s", mpi_src,
                    count < 0 ? "negative length" : why);
+    dsm__liveness_heard(h->src);
     dsm__handle(h, pl);
 }

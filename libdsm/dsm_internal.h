@@ -239,7 +239,13 @@ struct dsm_waiter {
     int      peer;
     uint64_t obj;
     uint64_t t0;
+    /* What the runtime above says the wait is (dsm_rt_wait_for), or NULL:
+     * "an OpenMP fork: ...".  A static string. */
+    const char *what;
 };
+/* This thread's description of its waits (dsm_rt_wait_for), copied into
+ * each waiter it takes. */
+extern __thread const char *dsm__wait_what DSM_HIDDEN;
 DSM_HIDDEN int  dsm__waiter_init(void);
 DSM_HIDDEN uint32_t dsm__waiter_get(enum dsm_wait_kind kind, int expected, void *ctx);
 /* The waiter named by a reply, or NULL unless it is in use and waits for a
@@ -580,6 +586,17 @@ DSM_HIDDEN void dsm__watchdog_check(const struct dsm_waiter *w, uint64_t now);
 /* Communication thread: check every waiter of the process (a waiting thread
  * may itself be stuck before it can check). */
 DSM_HIDDEN void dsm__watchdog_tick(uint64_t now);
+/* Rank r sent nothing for silent_ns: report it and what this rank waits
+ * for, dump the state, end the job (liveness.c calls it). */
+DSM_HIDDEN void dsm__watchdog_silent(int r, uint64_t silent_ns);
+
+/* ---- liveness.c: heartbeats; a silent rank is declared dead ---------------- */
+
+DSM_HIDDEN int  dsm__liveness_init(void);
+DSM_HIDDEN void dsm__liveness_start(uint64_t now);
+DSM_HIDDEN void dsm__liveness_heard(int src);
+DSM_HIDDEN void dsm__liveness_tick(uint64_t now);
+DSM_HIDDEN void dsm__liveness_handlers(void);
 /* The fault handler declined a SIGSEGV (not ours): report it before the
  * process dies of it.  Async-signal-safe. */
 DSM_HIDDEN void dsm__crash_report(int sig, const void *addr);

@@ -285,6 +285,13 @@ DSM_HIDDEN void dsm_rt_set_hooks(const struct dsm_runtime_hooks *h);
  * with values a and b, if the log is on.  Any thread. */
 DSM_HIDDEN void dsm_rt_trace(int kind, uint64_t a, uint64_t b);
 
+/* ---- what a wait is, for the reports (watchdog.c) -------------------------- */
+/* Until the next call, this thread's waits in libdsm are described with
+ * what (a static string, e.g. "an OpenMP join: the end of a parallel
+ * region") in timeout, liveness and state-dump lines; NULL: no
+ * description.  Any thread, for its own waits. */
+DSM_HIDDEN void dsm_rt_wait_for(const char *what);
+
 /* ---- report lines (watchdog.c) --------------------------------------------- */
 /* Line output for reports, async-signal-safe: each line is prefixed with
  * "libdsm[rank N]: " (dsm__sb_begin; or n = 0 for no prefix) and written

@@ -119,6 +119,7 @@ int dsm_init(int *argc, char ***argv)
                 g->host.ranks * g->cfg.threads_per_rank > g->host.online_cpus);
     MPI_Allreduce(&flat, &g->tree_flat, 1, MPI_INT, MPI_MAX, g->comm);
     must(dsm__watchdog_init(), "setting up failure reports");
+    must(dsm__liveness_init(), "setting up the heartbeats");
     on_exit(exit_check, NULL);
 
     g->page_size = g->cfg.page_size;

@@ -33,6 +33,7 @@ void dsm__progress_start(void)
 {
     last_tick = dsm__now_ns();
     rounds = 0;
+    dsm__liveness_start(last_tick);
 }
 
 int dsm__progress_issue(void)

@@ -59,6 +59,8 @@ void dsm_rt_set_keep_mapped(int on) { dsm__g.keep_mapped = on; }
 int dsm_rt_exec_pages(void) { return dsm__g.exec_pages; }
 void dsm_rt_set_exec_pages(int on) { dsm__g.exec_pages = on; }
 
+void dsm_rt_wait_for(const char *what) { dsm__wait_what = what; }
+
 /* ---- the event log ---- */
 
 void dsm_rt_trace(int kind, uint64_t a, uint64_t b)

@@ -28,6 +28,7 @@
 #include "dsm_internal.h"
 
 static struct dsm_waiter table[DSM_MAX_WAITERS];
+__thread const char *dsm__wait_what;
 static uint32_t free_ids[DSM_MAX_WAITERS];
 static int nfree;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -69,6 +70,7 @@ uint32_t dsm__waiter_get(enum dsm_wait_kind kind, int expected, void *ctx)
     table[id].sleeping = 0;
     table[id].peer = -1;
     table[id].obj = 0;
+    table[id].what = dsm__wait_what;
     table[id].t0 = dsm__now_ns();
     __atomic_store_n(&table[id].done, expected <= 0, __ATOMIC_RELAXED);
     /* Publishes ctx/remaining before the request carrying id is sent. */

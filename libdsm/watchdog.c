@@ -136,6 +136,10 @@ static void describe(struct dsm_sbuf *sb, const struct dsm_waiter *w)
     case DSM_WAIT_BARRIER:
         dsm__sb_str(sb, "the release of barrier ");
         dsm__sb_u(sb, w->obj);
+        if (w->what) {
+            dsm__sb_str(sb, ", ");
+            dsm__sb_str(sb, w->what);
+        }
         if (dsm__g.rank == 0) {
             dsm__sb_str(sb, " (this rank is the root of the barrier tree: the entries of "
                         "the other ranks awaited, BARRIER_ENTER)");
@@ -325,6 +329,79 @@ void dsm__watchdog_check(const struct dsm_waiter *w, uint64_t now)
     dsm__die();
 }
 
+/* End the job from the communication thread's tick, without MPI_Abort:
+ * MPICH's abort runs the process's exit handlers (it calls exit()), which
+ * under a runtime such as the OpenMP shim flush stdio buffers in shared
+ * memory, and a rank of the shim whose abort came from here died of
+ * SIGSEGV inside PMPI_Abort (seen under `dsmrun -n 3`, fault_victim stop
+ * join).  A rank that ends with status 1 makes mpiexec end the job at once
+ * (hydra's clean-up); under a launcher that does not, the other ranks find
+ * this one silent in DSM_TIMEOUT and end too.  The pause lets mpiexec
+ * forward the report first (dsm__die). */
+static void die_from_tick(void)
+{
+    struct timespec ts = { 0, 300000000 };
+    nanosleep(&ts, NULL);
+    _exit(1);
+}
+
+/* The oldest wait of this process that has not ended, or NULL. */
+static const struct dsm_waiter *oldest_waiter(uint64_t now)
+{
+    const struct dsm_waiter *best = NULL;
+    uint64_t age = 0;
+    for (uint32_t i = 0; i < DSM_MAX_WAITERS; i++) {
+        const struct dsm_waiter *w = dsm__waiter_slot(i);
+        if (!__atomic_load_n(&w->in_use, __ATOMIC_ACQUIRE) ||
+            __atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+            continue;
+        uint64_t t0 = __atomic_load_n(&w->t0, __ATOMIC_RELAXED);
+        if (t0 <= now && (!best || now - t0 > age)) {
+            best = w;
+            age = now - t0;
+        }
+    }
+    return best;
+}
+
+void dsm__watchdog_silent(int r, uint64_t silent_ns)
+{
+    struct dsm_sbuf sb;
+    if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST) || dsm__dying)
+        return;
+    __atomic_store_n(&dsm__dying, 1, __ATOMIC_SEQ_CST);
+    uint64_t now = dsm__now_ns();
+    const struct dsm_waiter *w = oldest_waiter(now);
+    dsm__sb_begin(&sb);
+    dsm__sb_str(&sb, "rank ");
+    dsm__sb_u(&sb, (uint64_t)r);
+    if (peers) {
+        dsm__sb_str(&sb, " (pid ");
+        dsm__sb_u(&sb, (uint64_t)peers[r].pid);
+        dsm__sb_str(&sb, " on ");
+        dsm__sb_str(&sb, peers[r].host[0] ? peers[r].host : "?");
+        dsm__sb_str(&sb, ")");
+    }
+    dsm__sb_str(&sb, " is not responding: nothing from it for ");
+    sb_secs(&sb, silent_ns);
+    dsm__sb_str(&sb, " (DSM_TIMEOUT=");
+    dsm__sb_u(&sb, dsm__g.cfg.timeout_s);
+    dsm__sb_str(&sb, " s), not even its communication thread's heartbeat: the process is "
+                "stopped or hung, or its host or network is down; this rank was ");
+    if (w) {
+        dsm__sb_str(&sb, "waiting ");
+        sb_secs(&sb, now - __atomic_load_n(&w->t0, __ATOMIC_RELAXED));
+        dsm__sb_str(&sb, " for ");
+        describe(&sb, w);
+    } else {
+        dsm__sb_str(&sb, "running the program");
+    }
+    dsm__sb_str(&sb, "; the job stops (raise DSM_TIMEOUT, or 0 to wait forever)");
+    dsm__sb_end(&sb);
+    dump_state("a rank is not responding");
+    die_from_tick();
+}
+
 /* A rank on this host whose process no longer exists, or -1. */
 static int gone_peer(void)
 {
@@ -339,6 +416,7 @@ static int gone_peer(void)
 void dsm__watchdog_tick(uint64_t now)
 {
     uint64_t oldest = 0;
+    dsm__liveness_tick(now);
     for (uint32_t i = 0; i < DSM_MAX_WAITERS; i++) {
         const struct dsm_waiter *w = dsm__waiter_slot(i);
         if (!__atomic_load_n(&w->in_use, __ATOMIC_ACQUIRE) ||
@@ -368,7 +446,7 @@ void dsm__watchdog_tick(uint64_t now)
                 "own message, if any); the job stops");
     dsm__sb_end(&sb);
     dump_state("a rank died");
-    dsm__die();
+    die_from_tick();
 }
 
 /* ---- MPI_Finalize ---- */

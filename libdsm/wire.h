@@ -44,6 +44,8 @@ enum dsm_msg_type {
     DSM_MSG_UPDATE_ACK,       /* waiter */
     DSM_MSG_UNHOLD,           /* payload=u32 pages: the ordered flush of the sender that
                                  held them at this home is over; no reply (ordered.c) */
+    DSM_MSG_HEARTBEAT,        /* empty: the sender's communication thread runs; no reply,
+                                 not counted or traced (liveness.c) */
     DSM_MSG_NTYPES
 };
 

@@ -234,6 +234,7 @@ int dsm__wire_check(const struct dsm_wire_limits *l, const void *msg, size_t cou
             return check_full(l, pl, h.len, why, whylen);
         return check_diff(l, pl, h.len, why, whylen);
     case DSM_MSG_UPDATE_ACK:
+    case DSM_MSG_HEARTBEAT:
         if (h.len != 0)
             break;
         return 0;

@@ -114,12 +114,14 @@ void dsm__comm_recv_dispatch(void)
 {
     int count = 0;
     MPI_Get_count(&rstatus, MPI_BYTE, &count);
-    if (rstatus.MPI_SOURCE != dsm__g.rank)
-        DSM_STAT_ADD(msgs_received, 1);
     if (count < (int)sizeof(struct dsm_wire_hdr))
         dsm__fatal("malformed message from rank %d: %d bytes, shorter than a header",
                    rstatus.MPI_SOURCE, count);
-    if (dsm__unlikely(dsm__trace_on)) {
+    /* A heartbeat is not the program's traffic: not counted, not traced. */
+    int quiet = ((const struct dsm_wire_hdr *)rbuf)->type == DSM_MSG_HEARTBEAT;
+    if (rstatus.MPI_SOURCE != dsm__g.rank && !quiet)
+        DSM_STAT_ADD(msgs_received, 1);
+    if (dsm__unlikely(dsm__trace_on) && !quiet) {
         const struct dsm_wire_hdr *h = (const struct dsm_wire_hdr *)rbuf;
         dsm__trace_ev(DSM_TR_RECV, h->type, rstatus.MPI_SOURCE,
                       (uint64_t)count | (uint64_t)h->waiter << 32,
@@ -127,7 +129,9 @@ void dsm__comm_recv_dispatch(void)
     }
     dsm__dispatch((const struct dsm_wire_hdr *)rbuf, rbuf + sizeof(struct dsm_wire_hdr),
                   rstatus.MPI_SOURCE, count);
-    DSM_TRACE(DSM_TR_HANDLED, ((const struct dsm_wire_hdr *)rbuf)->type, rstatus.MPI_SOURCE, 0, 0);
+    if (!quiet)
+        DSM_TRACE(DSM_TR_HANDLED, ((const struct dsm_wire_hdr *)rbuf)->type,
+                  rstatus.MPI_SOURCE, 0, 0);
     if (dsm__comm_recv_start() != 0)
         dsm__fatal("MPI_Irecv failed; the MPI library is in trouble");
 }

@@ -194,13 +194,28 @@ static void local_join(void)
         leave_member(shim_self());
 }
 
+/* A DSM barrier described for the reports (a timeout, a silent rank, a
+ * state dump): which OpenMP step this rank is in. */
+static const char W_FORK_MASTER[] = "an OpenMP fork: the start of a parallel region";
+static const char W_FORK_WORKER[] = "an OpenMP fork: this rank waits for the next parallel "
+                                    "region (or the program's end)";
+static const char W_JOIN[] = "an OpenMP join: the end of a parallel region";
+static const char W_TEAM[] = "an OpenMP barrier of the team";
+
+static void barrier_as(const char *what)
+{
+    dsm_rt_wait_for(what);
+    dsm_barrier();
+    dsm_rt_wait_for(NULL);
+}
+
 void shim_team_barrier(void)
 {
     struct shim_thr *t = shim_self();
     if (t->size == 1 || t->level != 1)
         return;
     if (L.count == 1) {
-        dsm_barrier();
+        barrier_as(W_TEAM);
         return;
     }
     pthread_mutex_lock(&L.mu);
@@ -208,7 +223,7 @@ void shim_team_barrier(void)
     if (++L.arrived == L.count) {
         L.arrived = 0;
         pthread_mutex_unlock(&L.mu);
-        dsm_barrier();      /* the others wait below, off shared memory */
+        barrier_as(W_TEAM); /* the others wait below, off shared memory */
         pthread_mutex_lock(&L.mu);
         L.bgen++;
         pthread_cond_broadcast(&L.cv);
@@ -331,7 +346,7 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
     }
     if (shim.tls_size)
         memcpy(shim.tls_image, shim.tls_main, shim.tls_size);
-    dsm_barrier();
+    barrier_as(W_FORK_MASTER);
     dsm_rt_trace(DSM_TR_FORK, seq, n);
     local_start(n < (int)tpr ? n : (int)tpr, 0, n, seq, fn, data, ws_kind, loop, 1);
 }
@@ -348,7 +363,7 @@ void shim_parallel_end(void)
     if (size == 1)
         return;
     shim.ctl->done_seq = L.seq;
-    dsm_barrier();
+    barrier_as(W_JOIN);
     dsm_rt_trace(DSM_TR_JOIN, L.seq, 0);
 }
 
@@ -370,7 +385,7 @@ void shim_worker_loop(void)
     dsm__altstack_setup();
     shim_self();
     for (;;) {
-        dsm_barrier();
+        barrier_as(W_FORK_WORKER);
         if (c->exit_now) {
             int status = c->status;
             shim_mmap_flush_all();
@@ -409,7 +424,7 @@ void shim_worker_loop(void)
             /* No thread here: take part in the team's barriers until the
              * join, which follows the master's finishing. */
             do
-                dsm_barrier();
+                barrier_as(W_TEAM);
             while (c->done_seq != last && !c->exit_now);
             dsm_rt_trace(DSM_TR_JOIN, last, 0);
             continue;
@@ -426,7 +441,7 @@ void shim_worker_loop(void)
             run_on_own_stack(0, fn, data);
         }
         local_join();
-        dsm_barrier();
+        barrier_as(W_JOIN);
         dsm_rt_trace(DSM_TR_JOIN, last, 0);
     }
 }

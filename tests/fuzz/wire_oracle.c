@@ -172,6 +172,8 @@ static const char *decode(const struct dsm_wire_limits *l, const uint8_t *msg, s
     case DSM_MSG_UPDATE_ACK:
     case DSM_MSG_ATOMIC_REPLY:
         return h.len ? broken("a payload on a reply", h.type, h.len) : NULL;
+    case DSM_MSG_HEARTBEAT:
+        return h.len ? broken("a payload on a heartbeat", h.type, h.len) : NULL;
     case DSM_MSG_LOCK_REQ:
     case DSM_MSG_LOCK_REL:
     case DSM_MSG_LOCK_GRANT:

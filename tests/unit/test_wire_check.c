@@ -413,7 +413,9 @@ static void test_ordered_flush(void **state)
     assert_int_equal(check(&L, mk(DSM_MSG_UNHOLD, 0, 0, pages, 6), 0), -DSM_EPROTO);
     pages[1] = (uint32_t)L.npages;
     assert_int_equal(check(&L, mk(DSM_MSG_UNHOLD, 0, 0, pages, sizeof pages), 0),
-                     -DSM_EPROTO);
+                     -DSM_EPROTO);    /* A heartbeat (liveness.c): empty, from any rank. */
+    assert_int_equal(check(&L, mk(DSM_MSG_HEARTBEAT, 2, 0, NULL, 0), 2), 0);
+    assert_int_equal(check(&L, mk(DSM_MSG_HEARTBEAT, 2, 0, pl, 4), 2), -DSM_EPROTO);
 }
 
 /* Service calls (service.c): a known service, at most DSM_CALL_MAX bytes,
