@@ -48,9 +48,13 @@ case $case_name in
     oom)
         prog=oom; phrase="out of shared memory" ;;
     barrier_before_init)
-        prog=before_init; args=barrier; phrase="before dsm_init" ;;
+        prog=before_init; args=barrier; phrase="dsm_barrier() called before dsm_init()" ;;
     malloc_before_init)
-        prog=before_init; args=malloc; phrase="before dsm_init" ;;
+        # dsm_malloc goes through dsm_malloc_home: the message names dsm_malloc.
+        prog=before_init; args=malloc; phrase="dsm_malloc() called before dsm_init()" ;;
+    lock_before_init)
+        # Through libdsm's lock id check: the message names dsm_lock_acquire.
+        prog=before_init; args=lock; phrase="dsm_lock_acquire() called before dsm_init()" ;;
     barrier_after_finalize)
         prog=after_finalize; phrase="after dsm_finalize" ;;
     size_mismatch)
