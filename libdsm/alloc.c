@@ -98,8 +98,9 @@ void *dsm_malloc_home(size_t size, enum dsm_home_policy policy, int node)
     struct dsm_global *g = &dsm__g;
     struct alloc_req a;
 
-    DSM_CHECK_RUNNING();
+    /* dsm_malloc comes through here: name the call the program made. */
     a.name = policy == DSM_HOME_DEFAULT ? "dsm_malloc" : "dsm_malloc_home";
+    DSM_CHECK_RUNNING_AS(a.name);
     if (policy == DSM_HOME_DEFAULT)
         policy = g->cfg.home;
     if (policy != DSM_HOME_BLOCK && policy != DSM_HOME_CYCLIC && policy != DSM_HOME_NODE)

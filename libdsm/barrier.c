@@ -334,7 +334,8 @@ void dsm__barrier_checked(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
 
 size_t dsm__barrier_carry(const void *send, void *recv, size_t len)
 {
-    DSM_CHECK_RUNNING();
+    /* A runtime's barrier, to the program a barrier like dsm_barrier. */
+    DSM_CHECK_RUNNING_AS("dsm_barrier");
     if (len > DSM_BARRIER_CARRY_MAX)
         dsm__fatal("internal error: dsm__barrier_carry of %zu bytes, at most %d", len,
                    DSM_BARRIER_CARRY_MAX);

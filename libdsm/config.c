@@ -284,6 +284,50 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp, size_t os_page,
     return 0;
 }
 
+const char *dsm__config_value_text(const char *var, uint64_t v, char *buf, size_t len)
+{
+    static const char *const comm[] = { "queue", "direct", "multiple", "rma" };
+    static const char *const home[] = { "default", "block", "cyclic", "node" };
+    static const char *const stats[] = { "0", "1", "json" };
+    static const char *const poll[] = { "spin", "adaptive" };
+    const char *const *names = NULL;
+    size_t nnames = 0;
+
+    if (!len)
+        return buf;
+    if (!strcmp(var, "DSM_COMM"))
+        names = comm, nnames = 4;
+    else if (!strcmp(var, "DSM_HOME"))
+        names = home, nnames = 4;
+    else if (!strcmp(var, "DSM_STATS"))
+        names = stats, nnames = 3;
+    else if (!strcmp(var, "DSM_POLL"))
+        names = poll, nnames = 2;
+    if (names) {
+        if (v < nnames)
+            snprintf(buf, len, "%s", names[v]);
+        else
+            snprintf(buf, len, "%llu (not a value of %s)", (unsigned long long)v, var);
+    } else if (!strcmp(var, "DSM_BASE")) {
+        snprintf(buf, len, "%#llx", (unsigned long long)v);
+    } else if (!strcmp(var, "DSM_PAGE_SIZE") || !strcmp(var, "DSM_PAGE_CHUNK") ||
+               !strcmp(var, "DSM_HEAP_SIZE")) {
+        /* As a user writes it (dsm__parse_size reads it back). */
+        static const char suffix[] = "KMGT";
+        int k = -1;
+        while (k < 3 && v && !(v & ((1ULL << (10 * (k + 2))) - 1)))
+            k++;
+        if (k < 0)
+            snprintf(buf, len, "%llu", (unsigned long long)v);
+        else
+            snprintf(buf, len, "%llu%c", (unsigned long long)(v >> (10 * (k + 1))),
+                     suffix[k]);
+    } else {
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+    }
+    return buf;
+}
+
 int dsm__host_full(const struct dsm_config *cfg, const struct dsm_host *h)
 {
     unsigned per_rank = cfg->threads_per_rank + 1;   /* + the communication thread */

@@ -107,11 +107,14 @@ DSM_HIDDEN void dsm__host_probe(struct dsm_host *h);
 /* dsm__fatal, dsm__dying: dsm_runtime.h. */
 /* The second half of dsm__fatal, for a report already printed: end the job. */
 DSM_HIDDEN void dsm__die(void) __attribute__((noreturn));
-/* Public entry check: fatal unless dsm_init() ran and dsm_finalize() did not. */
+/* Public entry check: fatal unless dsm_init() ran and dsm_finalize() did not.
+ * func: the public name the program called, never an internal one (a helper
+ * or a runtime's entry passes the caller's name: DSM_CHECK_RUNNING_AS). */
 DSM_HIDDEN void dsm__check_running(const char *func);
-#define DSM_CHECK_RUNNING() \
+#define DSM_CHECK_RUNNING_AS(func) \
     do { if (dsm__unlikely(dsm__g.state != DSM_STATE_RUNNING)) \
-             dsm__check_running(__func__); } while (0)
+             dsm__check_running(func); } while (0)
+#define DSM_CHECK_RUNNING() DSM_CHECK_RUNNING_AS(__func__)
 
 /* ---- vm.c: the shared region ---------------------------------------------- */
 DSM_HIDDEN int  dsm__vm_init(void);

@@ -289,6 +289,12 @@ DSM_HIDDEN unsigned dsm__comm_spin_us_for(const struct dsm_config *cfg,
                                           const struct dsm_host *h);
 /* Parse a size with an optional K/M/G/T suffix (binary).  0 or -DSM_EINVAL. */
 DSM_HIDDEN int dsm__parse_size(const char *s, size_t *out);
+/* The value v of the setting of variable var (a DSM_* name) written as the
+ * variable takes it, for the message of ranks that disagree (init.c): a
+ * choice by its name (DSM_COMM=queue), a size with its largest exact suffix
+ * (16K), DSM_BASE in hexadecimal, anything else in decimal.  Returns buf. */
+DSM_HIDDEN const char *dsm__config_value_text(const char *var, uint64_t v,
+                                              char *buf, size_t len);
 
 /* ---- range.c: the deterministic first-fit allocator of page ranges ------
  *

@@ -19,14 +19,32 @@ extern char **environ;
 
 struct dsm_global dsm__g = { .state = DSM_STATE_NEW, .rank = -1, .memfd = -1 };
 
-static void agree(const char *what, uint64_t v)
+/* The settings every rank must share, compared in one allgather.  Where
+ * they differ every rank says the same: the first setting, rank 0's value
+ * and the first rank's that differs, as the variable writes them (a
+ * transport by its name, a size with its suffix). */
+static void agree(void)
 {
-    uint64_t mn = v, mx = v;
-    MPI_Allreduce(MPI_IN_PLACE, &mn, 1, MPI_UINT64_T, MPI_MIN, dsm__g.comm);
-    MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_UINT64_T, MPI_MAX, dsm__g.comm);
-    if (mn != mx)
-        dsm__fatal("ranks disagree on %s (values from %#lx to %#lx); give every rank "
-                   "the same DSM_* environment", what, (unsigned long)mn, (unsigned long)mx);
+    const struct dsm_config *c = &dsm__g.cfg;
+    static const char *const var[] = {
+        "DSM_PAGE_SIZE", "DSM_PAGE_CHUNK", "DSM_HEAP_SIZE", "DSM_BASE",
+        "DSM_COMM", "DSM_MAX_LOCKS", "DSM_HOME", "DSM_STATS" };
+    enum { NSET = sizeof var / sizeof *var };
+    uint64_t mine[NSET] = { c->page_size, c->page_chunk, c->heap_size, c->base,
+                            (uint64_t)c->comm, (uint64_t)c->max_locks,
+                            (uint64_t)c->home, (uint64_t)c->stats };
+    static uint64_t all[DSM_MAX_NODES * NSET];
+    char a[64], b[64];
+
+    MPI_Allgather(mine, NSET, MPI_UINT64_T, all, NSET, MPI_UINT64_T, dsm__g.comm);
+    for (int i = 0; i < NSET; i++)
+        for (int r = 1; r < dsm__g.nodes; r++)
+            if (all[r * NSET + i] != all[i])
+                dsm__fatal("ranks disagree on %s: rank 0 has %s, rank %d has %s; set the "
+                           "same value on every rank (give every rank the same DSM_* "
+                           "environment)", var[i],
+                           dsm__config_value_text(var[i], all[i], a, sizeof a), r,
+                           dsm__config_value_text(var[i], all[r * NSET + i], b, sizeof b));
 }
 
 static void must(int rc, const char *what)
@@ -96,14 +114,7 @@ int dsm_init(int *argc, char ***argv)
                    g->cfg.comm == DSM_COMM_MULTIPLE ? "multiple" :
                    g->cfg.comm == DSM_COMM_RMA ? "rma" :
                    g->cfg.comm == DSM_COMM_DIRECT ? "direct" : "queue");
-    agree("DSM_PAGE_SIZE", g->cfg.page_size);
-    agree("DSM_PAGE_CHUNK", g->cfg.page_chunk);
-    agree("DSM_HEAP_SIZE", g->cfg.heap_size);
-    agree("DSM_BASE", g->cfg.base);
-    agree("DSM_COMM", g->cfg.comm);
-    agree("DSM_MAX_LOCKS", (uint64_t)g->cfg.max_locks);
-    agree("DSM_HOME", g->cfg.home);
-    agree("DSM_STATS", g->cfg.stats);
+    agree();
     /* The spins, unless DSM_SPIN_US gives them, from the host (config.c). */
     dsm__host_probe(&g->host);
     g->cfg.spin_us = dsm__spin_us_for(&g->cfg, &g->host);

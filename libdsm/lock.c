@@ -47,7 +47,7 @@ int dsm__lock_init(void)
 
 static void check_id(const char *func, int id)
 {
-    DSM_CHECK_RUNNING();
+    DSM_CHECK_RUNNING_AS(func);
     if (id < 0 || id >= dsm__g.cfg.max_locks)
         dsm__fatal("%s(%d): lock id out of range; ids go from 0 to %d "
                    "(raise DSM_MAX_LOCKS for more)", func, id, dsm__g.cfg.max_locks - 1);
@@ -246,7 +246,7 @@ void dsm_lock_acquire(int id)
 
 int dsm__lock_try(int id, const char *what)
 {
-    check_id(what ? what : "dsm__lock_try", id);
+    check_id(what ? what : "omp_test_lock", id);
     return acquire(id, DSM_MF_TRY);
 }
 
@@ -285,7 +285,7 @@ void dsm_lock_release(int id)
  * lock that nobody holds is still an error. */
 void dsm__lock_release_handoff(int id, const char *what)
 {
-    release(what ? what : "dsm__lock_release_handoff", id, DSM_MF_HANDOFF);
+    release(what ? what : "omp_unset_lock", id, DSM_MF_HANDOFF);
 }
 
 void dsm__lock_dump(struct dsm_sbuf *sb)

@@ -587,7 +587,13 @@ void dsm__crash_report(int sig, const void *addr)
         if (sig == SIGSEGV || sig == SIGBUS) {
             dsm__sb_str(&sb, " at address ");
             dsm__sb_hex(&sb, (uintptr_t)addr);
-            if (dsm__g.app && dsm__in_region(addr))
+            /* The first 64 KiB are never mapped (vm.mmap_min_addr): the
+             * access followed a null pointer, whatever a runtime keeps
+             * private (x86-64 also reports a non-canonical address as 0). */
+            if ((uintptr_t)addr < 65536)
+                dsm__sb_str(&sb, " (a null pointer, or a small offset from one: a bug in "
+                            "the program, not in the DSM)");
+            else if (dsm__g.app && dsm__in_region(addr))
                 dsm__sb_str(&sb, " (unallocated shared memory: past the end of a "
                             "dsm_malloc block, or freed)");
             else if (dsm__hooks.unshared_hint)

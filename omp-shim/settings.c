@@ -117,15 +117,21 @@ static const union value *get(enum setting s)
  * docs/ERRORS.md give them ---- */
 
 /* OMP_NUM_THREADS: the first number of a list (nested levels get one
- * thread anyway); 0 when unset, for the caller's default. */
+ * thread anyway); 0 when unset, for the caller's default.  At most the
+ * largest team there can be (omp_get_thread_limit with the most ranks):
+ * SHIM_MAX_LOCAL threads on each of DSM_MAX_NODES ranks. */
+#define NUM_THREADS_MAX (SHIM_MAX_LOCAL * DSM_MAX_NODES)
 static void parse_num_threads(const char *s, union value *v)
 {
     if (!s)
         return;
     char *end;
     long n = strtol(s, &end, 10);
-    if (end == s || n <= 0 || n > 4096 || (*end && *end != ',' && *end != ' '))
-        dsm__fatal("OMP_NUM_THREADS=%s: bad value; give a positive number of threads", s);
+    if (end == s || n <= 0 || n > NUM_THREADS_MAX || (*end && *end != ',' && *end != ' '))
+        dsm__fatal("OMP_NUM_THREADS=%s: bad value; give a number of threads from 1 to %d "
+                   "(at most %d per rank on at most %d ranks; a team larger than the job's "
+                   "ranks x %d is cut to that)", s, NUM_THREADS_MAX, SHIM_MAX_LOCAL,
+                   DSM_MAX_NODES, SHIM_MAX_LOCAL);
     v->i = (int)n;
 }
 

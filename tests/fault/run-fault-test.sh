@@ -3,10 +3,11 @@
 # Usage: run-fault-test.sh NAME   where NAME is a *.ft file name:
 #   home_write_faults.ft, read_after_install.ft
 #                               must exit 0 (77: skipped)
-#   segv_null.ft, segv_unallocated.ft, segv_freed.ft
+#   segv_null.ft, segv_wild.ft, segv_unallocated.ft, segv_freed.ft
 #                               must die of SIGSEGV, with libdsm's line
 #                               "this rank dies of SIGSEGV at address ..."
-#                               saying whether the address is shared memory,
+#                               saying whether the address is a null
+#                               pointer, other memory or shared memory,
 #                               and no protocol error
 #   map_count_limit.ft          must exit non-zero naming vm.max_map_count
 set -u
@@ -25,7 +26,8 @@ segv_*)
     run "$dir/segv_passthrough" "$mode"; rc=$?; cat "$out"
     if grep -q "protocol error" "$out"; then echo "FAIL: libdsm claimed a foreign fault"; exit 1; fi
     case $mode in
-        null) where="not shared memory" ;;
+        null) where="a null pointer, or a small offset from one" ;;
+        wild) where="not shared memory: a bug in the program" ;;
         *)    where="unallocated shared memory" ;;
     esac
     if ! grep -q "libdsm\[rank 0\]: this rank dies of SIGSEGV at address 0x[0-9a-f]* ($where" "$out"; then

@@ -1,7 +1,8 @@
 /*
  * segv_passthrough.c - a real segfault is not swallowed by libdsm.
  *
- * Mode "null": a write through a bad pointer outside the region.
+ * Mode "null": a read through a null pointer plus a small offset (64).
+ * Mode "wild": a read of an unmapped address far from null, outside the region.
  * Mode "unallocated": a read of a region page that no allocation covers.
  * Mode "freed": a read of memory after dsm_free.
  * Each must kill the process with SIGSEGV, as it would without libdsm; the
@@ -22,6 +23,8 @@ int main(int argc, char **argv)
     a[0] = 1;
     if (!strcmp(mode, "null")) {
         p = (volatile int *)(uintptr_t)64;
+    } else if (!strcmp(mode, "wild")) {
+        p = (volatile int *)(uintptr_t)0x7e0000000040;   /* unmapped, not the region */
     } else if (!strcmp(mode, "unallocated")) {
         p = (volatile int *)((char *)a + 64 * dsm_page_size());
     } else {

@@ -27,7 +27,9 @@
 # the mpiexec wrapper and also in host 0's environment, because
 # tools/dsmrun sets LD_PRELOAD for its ranks from its own environment.
 #
-# Runs, for every transport (HOSTS_COMMS, default queue direct):
+# Runs, first, a job through a host file (tools/dsmrun -f FILE, the
+# launcher without -hosts): hostname and a shim program on 3 ranks, one per
+# host; then, for every transport (HOSTS_COMMS, default queue direct):
 #   laplace (explicit libdsm API, checked bitwise against seq and MPI) on
 #   3 and 4 ranks; the tests/mpi programs on 3 ranks; BT class S on 3 ranks
 #   (verified against NPB's norms); the shim's process tests (tests/shim)
@@ -109,6 +111,27 @@ report() {   # NAME STATUS LOG
     esac
 }
 log=$(mktemp)
+# The host-file path (dsmrun(1), RUNNING ACROSS HOSTS): tools/dsmrun -f FILE
+# with the bare launcher (no wrapper, so no -hosts): one rank on each host
+# the file names, each with that host's name, and a shim program's team
+# spans them.
+hf=$(mktemp)
+printf '10.77.0.1:1\n10.77.0.2:1\n10.77.0.3:1\n' >"$hf"
+DSMRUN_MPIEXEC=$DSMHOSTS_LAUNCHER timeout 120 tools/dsmrun -f "$hf" -n 3 hostname \
+    </dev/null >"$log" 2>"$hf.err"
+st=$?
+if [ $st = 0 ] && [ "$(sort "$log" | tr '\n' ' ')" != "${DSMHOSTS_PREFIX}h0 ${DSMHOSTS_PREFIX}h1 ${DSMHOSTS_PREFIX}h2 " ]; then
+    echo "expected one rank on each of ${DSMHOSTS_PREFIX}h0..h2" >>"$log"; st=1
+fi
+cat "$hf.err" >>"$log"
+report "dsmrun -f HOSTFILE -n 3 hostname: one rank per host" $st "$log"
+DSMRUN_MPIEXEC=$DSMHOSTS_LAUNCHER timeout 120 tools/dsmrun -f "$hf" -n 3 tests/shim/exit_status.dsm \
+    </dev/null >"$log" 2>&1
+st=$?
+if [ $st = 3 ] && grep -q -x "exit_status: team of 3" "$log"; then st=0
+elif [ $st = 0 ]; then st=1; fi
+report "dsmrun -f HOSTFILE -n 3 tests/shim/exit_status.dsm: team of 3, status 3" $st "$log"
+rm -f "$hf" "$hf.err"
 for c in $comms; do
     for n in 3 4; do
         timeout 300 mpiexec -n $n env DSM_COMM=$c benchmarks/laplace/laplace \
@@ -136,6 +159,10 @@ rm -f "$log"
 echo "hosts: $pass passed, $fail failed, $skipped skipped"
 [ $fail -eq 0 ]
 EOI
+
+# The launcher without the wrapper's hosts, for the host-file job.
+DSMHOSTS_LAUNCHER="$real -launcher ssh -launcher-exec $top_srcdir/tests/hosts/netns-launch.sh -iface eth0"
+export DSMHOSTS_LAUNCHER
 
 if [ "$1" = "--" ]; then
     shift

@@ -590,6 +590,37 @@ static void test_parse_size(void **state)
     size_bad("99999999999T");
 }
 
+/* The values named in "ranks disagree on ...": as the variable writes them. */
+static void test_value_text(void **state)
+{
+    char b[64];
+    (void)state;
+    assert_string_equal(dsm__config_value_text("DSM_COMM", DSM_COMM_QUEUE, b, sizeof b), "queue");
+    assert_string_equal(dsm__config_value_text("DSM_COMM", DSM_COMM_DIRECT, b, sizeof b), "direct");
+    assert_string_equal(dsm__config_value_text("DSM_COMM", DSM_COMM_MULTIPLE, b, sizeof b),
+                        "multiple");
+    assert_string_equal(dsm__config_value_text("DSM_COMM", DSM_COMM_RMA, b, sizeof b), "rma");
+    assert_non_null(strstr(dsm__config_value_text("DSM_COMM", 9, b, sizeof b), "9"));
+    assert_string_equal(dsm__config_value_text("DSM_HOME", DSM_HOME_BLOCK, b, sizeof b), "block");
+    assert_string_equal(dsm__config_value_text("DSM_HOME", DSM_HOME_CYCLIC, b, sizeof b), "cyclic");
+    assert_string_equal(dsm__config_value_text("DSM_STATS", DSM_STATS_JSON, b, sizeof b), "json");
+    assert_string_equal(dsm__config_value_text("DSM_STATS", DSM_STATS_OFF, b, sizeof b), "0");
+    assert_string_equal(dsm__config_value_text("DSM_PAGE_SIZE", 16 * KIB, b, sizeof b), "16K");
+    assert_string_equal(dsm__config_value_text("DSM_PAGE_SIZE", 4 * MIB, b, sizeof b), "4M");
+    assert_string_equal(dsm__config_value_text("DSM_HEAP_SIZE", GIB, b, sizeof b), "1G");
+    assert_string_equal(dsm__config_value_text("DSM_HEAP_SIZE", 3 * TIB, b, sizeof b), "3T");
+    assert_string_equal(dsm__config_value_text("DSM_HEAP_SIZE", 2048 * TIB, b, sizeof b),
+                        "2048T");
+    assert_string_equal(dsm__config_value_text("DSM_HEAP_SIZE", 1000, b, sizeof b), "1000");
+    assert_string_equal(dsm__config_value_text("DSM_BASE", 0x200000000000ULL, b, sizeof b),
+                        "0x200000000000");
+    assert_string_equal(dsm__config_value_text("DSM_MAX_LOCKS", 4096, b, sizeof b), "4096");
+    /* Never past the buffer. */
+    memset(b, 'x', sizeof b);
+    dsm__config_value_text("DSM_COMM", DSM_COMM_MULTIPLE, b, 4);
+    assert_string_equal(b, "mul");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -621,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_bad_among_good),
         cmocka_unit_test(test_err_buffer_bounds),
         cmocka_unit_test(test_parse_size),
+        cmocka_unit_test(test_value_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

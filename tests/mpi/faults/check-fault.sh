@@ -87,7 +87,7 @@ case $case_name in
         p1="crash\[rank 0\]: all ranks alive after the victim's computation" ;;
     segv_barrier)
         how=segv; where=barrier
-        p1="libdsm\[rank $victim\]: this rank dies of SIGSEGV at address 0x0 \(not shared memory"
+        p1="libdsm\[rank $victim\]: this rank dies of SIGSEGV at address 0x0 \(a null pointer, or a small offset from one: a bug in the program, not in the DSM\)"
         p2="libdsm\[rank $victim\]:   running the program" ;;
     abort_lock)
         how=abort; where=lock

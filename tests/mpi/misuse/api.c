@@ -16,6 +16,8 @@
  *   init_twice          dsm_init called again
  *   disagree_env        rank 1 sets DSM_PAGE_SIZE=8192 before dsm_init, the
  *                       others keep the default
+ *   disagree_comm       rank 1 sets DSM_COMM to another transport than the
+ *                       others' (direct, or queue where theirs is direct)
  *   lock_deadlock       rank 0 holds lock 1 and waits in dsm_barrier, the
  *                       others wait for lock 1 (run with DSM_SYNC_TIMEOUT)
  * check-misuse.sh runs it and checks the message; reaching the end is a
@@ -34,6 +36,10 @@ int main(int argc, char **argv)
     const char *pmi_rank = getenv("PMI_RANK");
     if (!strcmp(mode, "disagree_env") && pmi_rank && !strcmp(pmi_rank, "1"))
         setenv("DSM_PAGE_SIZE", "8192", 1);
+    if (!strcmp(mode, "disagree_comm") && pmi_rank && !strcmp(pmi_rank, "1")) {
+        const char *comm = getenv("DSM_COMM");
+        setenv("DSM_COMM", comm && !strcmp(comm, "direct") ? "queue" : "direct", 1);
+    }
     dsm_init(&argc, &argv);
     int me = dsm_node_id(), n = dsm_node_count(), last = n - 1;
     size_t ps = dsm_page_size();
@@ -70,7 +76,7 @@ int main(int argc, char **argv)
         dsm_free(a);
     } else if (!strcmp(mode, "init_twice")) {
         dsm_init(&argc, &argv);
-    } else if (!strcmp(mode, "disagree_env")) {
+    } else if (!strcmp(mode, "disagree_env") || !strcmp(mode, "disagree_comm")) {
         dsm_barrier();
     } else if (!strcmp(mode, "lock_deadlock")) {
         if (me == 0)

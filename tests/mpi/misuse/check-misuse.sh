@@ -48,9 +48,13 @@ case $case_name in
     oom)
         prog=oom; phrase="out of shared memory" ;;
     barrier_before_init)
-        prog=before_init; args=barrier; phrase="before dsm_init" ;;
+        prog=before_init; args=barrier; phrase="dsm_barrier() called before dsm_init()" ;;
     malloc_before_init)
-        prog=before_init; args=malloc; phrase="before dsm_init" ;;
+        # dsm_malloc goes through dsm_malloc_home: the message names dsm_malloc.
+        prog=before_init; args=malloc; phrase="dsm_malloc() called before dsm_init()" ;;
+    lock_before_init)
+        # Through libdsm's lock id check: the message names dsm_lock_acquire.
+        prog=before_init; args=lock; phrase="dsm_lock_acquire() called before dsm_init()" ;;
     barrier_after_finalize)
         prog=after_finalize; phrase="after dsm_finalize" ;;
     size_mismatch)
@@ -82,7 +86,12 @@ case $case_name in
         prog=api; args=init_twice; phrase="dsm_init() called twice" ;;
     disagree_env)
         prog=api; args=disagree_env
-        phrase="ranks disagree on DSM_PAGE_SIZE (values from 0x2000 to 0x4000)" ;;
+        phrase="ranks disagree on DSM_PAGE_SIZE: rank 0 has 16K, rank 1 has 8K" ;;
+    disagree_comm)
+        # Transports by name, not by their number.
+        prog=api; args=disagree_comm
+        other=direct; [ "$comm" = direct ] && other=queue
+        phrase="ranks disagree on DSM_COMM: rank 0 has $comm, rank 1 has $other" ;;
     lock_deadlock)
         prog=api; args=lock_deadlock; env_extra=DSM_SYNC_TIMEOUT=3
         phrase="no reply within DSM_SYNC_TIMEOUT=3 s"; phrase2="for lock 1 from its manager" ;;
