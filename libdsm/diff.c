@@ -49,6 +49,13 @@ size_t dsm__diff_max_size(size_t page_size)
     return sizeof(struct dsm_diff_run) + chunks * (DSM_DIFF_CHUNK + 1);
 }
 
+/* Each chunk of cur is read once, and the value read is both compared and
+ * copied: a home's stack page stays writable while its diff is taken (a
+ * thread runs on it: writeout.c og_add, refresh_stack_twin), and a chunk
+ * read twice could differ from the twin the first time and not the second,
+ * which made a run of no chunks (a malformed DIFF, tests/omp flush_flag).
+ * The twin is the caller's, unchanged meanwhile: a run's mask is taken from
+ * the twin and the data as copied. */
 size_t dsm__diff_make(const void *twin, const void *cur, size_t page_size,
                       void *out, size_t out_cap)
 {
@@ -58,30 +65,41 @@ size_t dsm__diff_make(const void *twin, const void *cur, size_t page_size,
     size_t len = 0, i = 0;
 
     while (i < chunks) {
+        uint64_t tv = 0, cv = 0;
         /* Skip equal chunks: most of a page is unchanged. */
-        while (i < chunks && load64(t + 8 * i) == load64(c + 8 * i))
-            i++;
+        for (; i < chunks; i++) {
+            tv = load64(t + 8 * i);
+            cv = load64(c + 8 * i);
+            if (tv != cv)
+                break;
+        }
         if (i == chunks)
             break;
-        size_t start = i;
+        /* A run from chunk i (differing as read), data straight into out. */
+        struct dsm_diff_run run;
+        unsigned char *data = o + len + sizeof run;
+        size_t start = i, n = 0;
         int masked = 0;
-        uint64_t x;
-        while (i < chunks && (x = load64(t + 8 * i) ^ load64(c + 8 * i)) != 0) {
-            masked |= has_zero_byte(x);
-            i++;
-        }
-        struct dsm_diff_run run = { (uint32_t)(start * DSM_DIFF_CHUNK),
-                                    (uint32_t)(i - start) | (masked ? DSM_DIFF_MASKED : 0) };
-        size_t n = i - start, body = dsm__diff_run_body(&run);
-        if (len + sizeof run + body > out_cap)
-            return (size_t)-1;   /* caller broke the capacity contract */
+        do {
+            if (len + sizeof run + (n + 1) * DSM_DIFF_CHUNK > out_cap)
+                return (size_t)-1;   /* caller broke the capacity contract */
+            memcpy(data + 8 * n, &cv, 8);
+            masked |= has_zero_byte(tv ^ cv);
+            n++;
+            if (++i == chunks)
+                break;
+            tv = load64(t + 8 * i);
+            cv = load64(c + 8 * i);
+        } while (tv != cv);
+        run.offset = (uint32_t)(start * DSM_DIFF_CHUNK);
+        run.count = (uint32_t)n | (masked ? DSM_DIFF_MASKED : 0);
+        if (len + sizeof run + dsm__diff_run_body(&run) > out_cap)
+            return (size_t)-1;
         memcpy(o + len, &run, sizeof run);
-        len += sizeof run;
-        memcpy(o + len, c + 8 * start, n * DSM_DIFF_CHUNK);
-        len += n * DSM_DIFF_CHUNK;
+        len += sizeof run + n * DSM_DIFF_CHUNK;
         if (masked) {
-            for (size_t k = start; k < i; k++)
-                o[len++] = nonzero_bytes(load64(t + 8 * k) ^ load64(c + 8 * k));
+            for (size_t k = 0; k < n; k++)
+                o[len++] = nonzero_bytes(load64(t + 8 * (start + k)) ^ load64(data + 8 * k));
         }
     }
     return len;

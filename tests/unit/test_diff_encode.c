@@ -11,14 +11,17 @@
  * consecutive 8-byte chunks (aligned to the page start) that each hold a
  * changed byte; it is masked exactly when one of its bytes is unchanged,
  * one mask byte per chunk (bit j: byte j changed), and its data is cur's
- * bytes of the whole chunks.
+ * bytes of the whole chunks.  Last, a page another thread changes while
+ * its diff is made: the diff must stay well formed.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "test_diff_util.h"
@@ -504,6 +507,84 @@ static void test_random_round_trip(void **state)
     }
 }
 
+/* ---- a page that changes while its diff is made ------------------------ */
+
+/* A home's stack page stays writable while its diff is taken (a thread runs
+ * on it: libdsm/writeout.c og_add).  Another thread flips every third
+ * chunk between the twin's value and another (all of it, or two bytes)
+ * while diffs are made.  Each diff must be well formed (the diff read each
+ * chunk twice and once made a run of no chunks, which its home rejected:
+ * tests/omp flush_flag, about 1 run in 150), and, applied to the twin,
+ * give each chunk a value it held. */
+struct flipper {
+    uint64_t *cur;
+    const uint64_t *a, *b;      /* per chunk: the twin's value, the other one */
+    size_t chunks;
+    int stop;
+};
+
+static void *flip(void *arg)
+{
+    struct flipper *f = arg;
+    while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
+        for (size_t k = 1; k < f->chunks; k += 3)
+            __atomic_store_n(&f->cur[k], f->b[k], __ATOMIC_RELAXED);
+        for (size_t k = 1; k < f->chunks; k += 3)
+            __atomic_store_n(&f->cur[k], f->a[k], __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void test_concurrent_change(void **state)
+{
+    const size_t ps = 4096, chunks = ps / CHUNK;
+    uint64_t *twin = (uint64_t *)(void *)page_alloc(ps), *cur = (uint64_t *)(void *)page_alloc(ps);
+    uint64_t *b = (uint64_t *)(void *)page_alloc(ps), *copy = (uint64_t *)(void *)page_alloc(ps);
+    struct outbuf o = out_alloc(ps);
+    struct flipper f = { cur, twin, b, chunks, 0 };
+    pthread_t th;
+
+    (void)state;
+    rng_seed(0xf11b);
+    fill_random((unsigned char *)twin, ps);
+    for (size_t k = 0; k < chunks; k++)
+        b[k] = twin[k] ^ (k % 2 ? 0xffffull << 16 : ~0ull);
+    memcpy(cur, twin, ps);
+    cur[0] = b[0];                      /* one chunk changed for good */
+    assert_int_equal(pthread_create(&th, NULL, flip, &f), 0);
+    /* Until enough diffs were made with the flipper running (it may wait
+     * for a core on a busy machine), or a time limit. */
+    double t0 = now_s();
+    long busy = 0, it, malformed = 0, wrong = 0;
+    for (it = 0; busy < 100000 && now_s() - t0 < 5.0 && !malformed && !wrong; it++) {
+        size_t len = dsm__diff_make(twin, cur, ps, o.p, o.cap);
+        if (len > o.cap || dsm__diff_check(ps, o.p, len) != 0) {
+            malformed = 1;
+            break;
+        }
+        memcpy(copy, twin, ps);
+        wrong += dsm__diff_apply(copy, ps, o.p, len) <= 0 || copy[0] != b[0];
+        for (size_t k = 1; k < chunks; k++)
+            wrong += copy[k] != twin[k] && !(k % 3 == 1 && copy[k] == b[k]);
+        busy += len > HDR + CHUNK + 1;  /* a flipped chunk was in it */
+    }
+    /* The flipper stops before any assertion can leave this function. */
+    __atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
+    pthread_join(th, NULL);
+    print_message("%ld diffs, %ld with flipped chunks\n", it, busy);
+    out_check_guard(&o);
+    assert_int_equal(malformed, 0);
+    assert_int_equal(wrong, 0);
+    free(twin); free(cur); free(b); free(copy); free(o.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -521,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_touching_runs),
         cmocka_unit_test(test_same_value_not_changed),
         cmocka_unit_test(test_random_round_trip),
+        cmocka_unit_test(test_concurrent_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
