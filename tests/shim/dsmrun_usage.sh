@@ -49,7 +49,7 @@ DSMRUN_MPIEXEC="printf <%s>" DSMRUN_MPIEXEC_ARGS="-iface lo" \
 rc=$?
 [ $rc = 0 ] || bad "dsmrun -f: status $rc: $(cat "$tmp/err")"
 # Each rank under dsmrun-monitor (it names a rank a signal killed).
-grep -q -F -e "<-iface><lo><-f><$tmp/host file><-n><2><$top_builddir/tools/dsmrun-monitor><setarch>" "$tmp/out" ||
+grep -q -F -e "<-iface><lo><-f><$tmp/host file><-n><2><$(cd "$top/tools" && pwd)/dsmrun-monitor><setarch>" "$tmp/out" ||
     bad "dsmrun -f: launcher command was $(cat "$tmp/out")"
 grep -q -F -e "<DSM_THREADS_PER_RANK=3><LD_BIND_NOW=1>" "$tmp/out" ||
     bad "dsmrun -t 3: launcher command was $(cat "$tmp/out")"
