@@ -255,6 +255,8 @@ DSM_HIDDEN uint32_t dsm__waiter_get(enum dsm_wait_kind kind, int expected, void 
  * reply of this kind. */
 DSM_HIDDEN struct dsm_waiter *dsm__waiter_at(uint32_t id, enum dsm_wait_kind kind);
 DSM_HIDDEN void dsm__waiter_wait(uint32_t id);
+/* Wake every sleeping waiter without completing it (it looks again). */
+DSM_HIDDEN void dsm__waiter_wake_all(void);
 /* Record what waiter id awaits: from node peer, about page/lock/barrier obj. */
 DSM_HIDDEN void dsm__waiter_note(uint32_t id, int peer, uint64_t obj);
 /* Slot i of the table (0 <= i < DSM_MAX_WAITERS), for reports; racy reads. */
@@ -592,6 +594,14 @@ DSM_HIDDEN void dsm__watchdog_tick(uint64_t now);
 /* Rank r sent nothing for silent_ns: report it and what this rank waits
  * for, dump the state, end the job (liveness.c calls it). */
 DSM_HIDDEN void dsm__watchdog_silent(int r, uint64_t silent_ns);
+/* Set once another rank is found dead or gone and reported: a waiting
+ * application thread ends the job (dsm__die), the communication thread
+ * only after DSM_DIE_GRACE_NS (watchdog.c says why). */
+extern int dsm__job_dead DSM_HIDDEN;
+/* This thread is ending the process (dsm__die): its faults on shared memory
+ * open the page with this rank's copy, stale or not (fault.c). */
+extern __thread int dsm__in_die DSM_HIDDEN;
+#define DSM_DIE_GRACE_NS 500000000u
 
 /* ---- liveness.c: heartbeats; a silent rank is declared dead ---------------- */
 

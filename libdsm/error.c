@@ -36,10 +36,19 @@ void dsm__fatal(const char *fmt, ...)
     dsm__die();
 }
 
+__thread int dsm__in_die;
+
 void dsm__die(void)
 {
     int init = 0, fin = 0;
 
+    /* MPI_Abort reads the environment (getenv) and runs the exit handlers;
+     * under the OpenMP shim `environ` and stdio live in shared memory, and a
+     * fault there could wait for a rank that is itself dead, or recurse
+     * into a wait that ends the job again (seen: SIGSEGV in getenv on a
+     * worker rank).  This thread's faults from here on open the page with
+     * what this rank has (fault.c). */
+    dsm__in_die = 1;
     __atomic_store_n(&dsm__dying, 1, __ATOMIC_SEQ_CST);
     MPI_Initialized(&init);
     MPI_Finalized(&fin);

@@ -273,6 +273,11 @@ static int on_sigsegv(void *addr, int serious)
         return 0;
     if (dsm__in_region(addr)) {
         size_t p = dsm__page_of(addr);
+        if (dsm__unlikely(dsm__in_die)) {
+            /* Ending the process (error.c): no fetch, no wait. */
+            dsm__vm_protect(p, 1, PROT_READ | PROT_WRITE);
+            return 1;
+        }
         int st = __atomic_load_n(&dsm__g.pages[p].state, __ATOMIC_RELAXED);
         if (handle(p, access)) {
             count_noop(addr, st == DSM_P_READ_WRITE ||

@@ -73,9 +73,19 @@ void dsm__liveness_handlers(void)
     dsm__handler_register(DSM_MSG_HEARTBEAT, on_heartbeat);
 }
 
+static uint64_t dead_at;         /* when dsm__job_dead was first seen here */
+
 void dsm__liveness_tick(uint64_t now)
 {
     struct dsm_global *g = &dsm__g;
+    if (__atomic_load_n(&dsm__job_dead, __ATOMIC_SEQ_CST)) {
+        /* No waiting thread ended the job (all compute): end it here. */
+        if (!dead_at)
+            dead_at = now;
+        else if (now - dead_at > DSM_DIE_GRACE_NS)
+            dsm__die();
+        return;
+    }
     if (!g->cfg.timeout_s || g->nodes < 2 || !__atomic_load_n(&live, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&dsm__dying, __ATOMIC_RELAXED))
         return;

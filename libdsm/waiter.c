@@ -157,6 +157,8 @@ void dsm__waiter_wait(uint32_t id)
     for (i = 0;; i++) {
         if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
             break;
+        if (dsm__unlikely(__atomic_load_n(&dsm__job_dead, __ATOMIC_RELAXED)) && !dsm__in_die)
+            dsm__die();     /* another rank is dead, and reported (watchdog.c) */
         /* DSM_TIMEOUT: every 256 rounds (a round polls, yields or sleeps
          * at most 10 ms), see whether this wait has gone on too long. */
         if (i % 256 == 255)
@@ -208,6 +210,14 @@ void dsm__waiter_wait(uint32_t id)
         dsm__comm_wake();
     }
     DSM_TRACE(DSM_TR_WAIT_END, w->kind | (slept ? 0x40 : 0), -1, id, 0);
+}
+
+void dsm__waiter_wake_all(void)
+{
+    for (uint32_t i = 0; i < DSM_MAX_WAITERS; i++)
+        if (__atomic_load_n(&table[i].in_use, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&table[i].sleeping, __ATOMIC_SEQ_CST))
+            syscall(SYS_futex, &table[i].done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 void dsm__waiter_put(uint32_t id)

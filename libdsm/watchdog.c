@@ -329,20 +329,23 @@ void dsm__watchdog_check(const struct dsm_waiter *w, uint64_t now)
     dsm__die();
 }
 
-/* End the job from the communication thread's tick, without MPI_Abort:
- * MPICH's abort runs the process's exit handlers (it calls exit()), which
- * under a runtime such as the OpenMP shim flush stdio buffers in shared
- * memory, and a rank of the shim whose abort came from here died of
- * SIGSEGV inside PMPI_Abort (seen under `dsmrun -n 3`, fault_victim stop
- * join).  A rank that ends with status 1 makes mpiexec end the job at once
- * (hydra's clean-up); under a launcher that does not, the other ranks find
- * this one silent in DSM_TIMEOUT and end too.  The pause lets mpiexec
- * forward the report first (dsm__die). */
-static void die_from_tick(void)
+/* Another rank is dead (liveness.c) or gone: the report is out; the job
+ * must end.  Not here in the communication thread's tick: MPI_Abort runs
+ * the process's exit handlers (MPICH calls exit()), and under a runtime
+ * such as the OpenMP shim those flush stdio buffers in shared memory, whose
+ * faults need this very thread (a rank of the shim whose communication
+ * thread aborted died of SIGSEGV inside PMPI_Abort; so did one whose new
+ * thread did).  A waiting application thread aborts instead (waiter.c
+ * checks dsm__job_dead in its loop; the sleepers are woken here); with
+ * none waiting, this thread aborts after DSM_DIE_GRACE_NS (liveness.c).
+ * Ending with _exit(1) instead left a job across hosts hanging (hydra
+ * could not pass the clean-up to the proxy of the stopped rank). */
+int dsm__job_dead;
+
+static void hand_off_death(void)
 {
-    struct timespec ts = { 0, 300000000 };
-    nanosleep(&ts, NULL);
-    _exit(1);
+    __atomic_store_n(&dsm__job_dead, 1, __ATOMIC_SEQ_CST);
+    dsm__waiter_wake_all();
 }
 
 /* The oldest wait of this process that has not ended, or NULL. */
@@ -399,7 +402,7 @@ void dsm__watchdog_silent(int r, uint64_t silent_ns)
     dsm__sb_str(&sb, "; the job stops (raise DSM_TIMEOUT, or 0 to wait forever)");
     dsm__sb_end(&sb);
     dump_state("a rank is not responding");
-    die_from_tick();
+    hand_off_death();
 }
 
 /* A rank on this host whose process no longer exists, or -1. */
@@ -446,7 +449,7 @@ void dsm__watchdog_tick(uint64_t now)
                 "own message, if any); the job stops");
     dsm__sb_end(&sb);
     dump_state("a rank died");
-    die_from_tick();
+    hand_off_death();
 }
 
 /* ---- MPI_Finalize ---- */

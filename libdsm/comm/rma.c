@@ -90,6 +90,8 @@ static void rma_get_page(size_t p, int home)
         if (done)
             break;
         dsm__comm_wait_step(i);
+        if (dsm__unlikely(__atomic_load_n(&dsm__job_dead, __ATOMIC_RELAXED)) && !dsm__in_die)
+            dsm__die();     /* another rank is dead, and reported (watchdog.c) */
         if (i % 1024 == 1023)
             dsm__watchdog_check(dsm__waiter_slot(id), dsm__now_ns());
     }

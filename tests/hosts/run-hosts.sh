@@ -131,6 +131,25 @@ st=$?
 if [ $st = 3 ] && grep -q -x "exit_status: team of 3" "$log"; then st=0
 elif [ $st = 0 ]; then st=1; fi
 report "dsmrun -f HOSTFILE -n 3 tests/shim/exit_status.dsm: team of 3, status 3" $st "$log"
+# Liveness across hosts, where no rank can see another's process: rank 2
+# (on h2) stops in a parallel region; ranks 0 and 1 must find it silent
+# (no heartbeat) within DSM_TIMEOUT=3 s and end the job, naming it.  And
+# killed: its monitor names it (libdsm(7), FAILURES).
+for how in stop kill; do
+    t0=$(date +%s)
+    DSM_TIMEOUT=3 DSMRUN_MPIEXEC=$DSMHOSTS_LAUNCHER timeout 60 tools/dsmrun -f "$hf" -n 3 -t 1 \
+        tests/omp/fault_victim.dsm $how join </dev/null >"$log" 2>&1
+    st=$?
+    took=$(( $(date +%s) - t0 ))
+    if [ $st = 0 ] || [ $st = 124 ] || [ $took -gt 20 ]; then st=1
+    elif [ $how = stop ] &&
+         grep -q -E "libdsm\[rank [01]\]: rank 2 \(pid [0-9]+ on ${DSMHOSTS_PREFIX}h2\) is not responding" "$log"; then st=0
+    elif [ $how = kill ] &&
+         grep -q -E "dsmrun: rank 2 \(pid [0-9]+ on ${DSMHOSTS_PREFIX}h2\) was killed by signal 9" "$log"; then st=0
+    else st=1; fi
+    echo "(ended after $took s)" >>"$log"
+    report "dsmrun -f HOSTFILE -n 3 fault_victim $how join: rank 2 named, ended in $took s" $st "$log"
+done
 rm -f "$hf" "$hf.err"
 for c in $comms; do
     for n in 3 4; do

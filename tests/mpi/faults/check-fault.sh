@@ -61,6 +61,12 @@ ok=0
 silent="libdsm\[rank [0-9]+\]: (rank $victim \(pid [0-9]+ on [^)]*\) is not responding: nothing from it for [0-9.]+ s \(DSM_TIMEOUT=3 s\)|no reply within DSM_TIMEOUT=3 s: waited [0-9.]+ s for .*rank $victim )"
 killed="dsmrun: rank $victim \(pid [0-9]+ on [^)]*\) was killed by signal 9 \(SIGKILL\)"
 case $case_name in
+    stop_compute)
+        # Nobody waits in libdsm: the communication thread ends the job
+        # (half a second after the report, liveness.c).
+        how=stop; where=compute; env_extra=DSM_TIMEOUT=3; limit=20; bound=5
+        p1=$silent
+        p2="this rank was running the program" ;;
     stop_barrier|stop_lock|stop_fork|stop_join)
         how=stop; where=${case_name#stop_}; env_extra=DSM_TIMEOUT=3; limit=20; bound=5
         p1=$silent

@@ -22,6 +22,8 @@
  *         barrier (in dsm_barrier)
  *         fetch   (faulting on a page homed on the victim)
  *         lock    (acquiring a lock the victim holds)
+ *         compute (computing for 10 s, off shared memory: no thread of theirs
+ *                 waits in libdsm when the victim fails)
  * The victim is the last rank, or CRASH_VICTIM (a rank number, "mid" for
  * the middle one, "last").  Before its fault it prints the time
  * (CLOCK_REALTIME) as "fails at SECONDS", for the checker's bound.  The
@@ -75,7 +77,7 @@ int main(int argc, char **argv)
     dsm_init(&argc, &argv);
     /* A fourth argument is ignored: the checker's tag to find leftovers. */
     if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: crash segv|abort|kill|exit|exit0|_exit0|stop|hang|wait|compute barrier|fetch|lock\n");
+        fprintf(stderr, "usage: crash segv|abort|kill|exit|exit0|_exit0|stop|hang|wait|compute barrier|fetch|lock|compute\n");
         return 99;
     }
     int me = dsm_node_id(), n = dsm_node_count(), victim = n - 1;
@@ -123,6 +125,16 @@ int main(int argc, char **argv)
     /* Let the victim die first (for "fetch": before it served the page). */
     struct timespec ts = { 0, 300 * 1000000L };
     nanosleep(&ts, NULL);
+    if (!strcmp(where, "compute")) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        volatile unsigned long x = 0;
+        do {
+            for (int i = 0; i < 1000000; i++)
+                x += (unsigned long)i;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while (t.tv_sec - t0.tv_sec < 10);
+    }
     if (!strcmp(where, "barrier"))
         dsm_barrier();
     else if (!strcmp(where, "fetch"))
