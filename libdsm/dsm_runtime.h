@@ -185,7 +185,7 @@ DSM_HIDDEN void dsm__barrier_bystanders(void);
 /* barrier.c: dsm_barrier, and node 0's len bytes at send (NULL on the other
  * nodes) arrive in every node's recv: they travel in the barrier's release,
  * so that what node 0 decided before the barrier costs the others no page
- * fault after it (meant for the shim's fork: not used yet, docs/RESULTS.md).  len at most
+ * fault after it (the shim's fork: the region's descriptor).  len at most
  * DSM_BARRIER_CARRY_MAX.  Returns the bytes received: len, or 0 where node 0
  * called dsm_barrier (or this with no send). */
 DSM_HIDDEN size_t dsm__barrier_carry(const void *send, void *recv, size_t len);

@@ -55,7 +55,6 @@ struct shim_loop_desc {
  * by rank 0 before a fork and read by everyone after it. */
 struct shim_ctl {
     uint64_t seq;               /* parallel regions forked so far */
-    uint64_t done_seq;          /* the last region whose master finished */
     void (*fn)(void *);
     void *data;
     uint32_t nthreads;          /* team size */
@@ -84,6 +83,13 @@ struct shim_ctl {
     uint64_t next_key;
     uint64_t key_dtor[SHIM_MAX_KEYS];
 };
+/* What a fork carries: every field up to the pthread keys. */
+#define SHIM_FORK_BYTES offsetof(struct shim_ctl, next_key)
+_Static_assert(SHIM_FORK_BYTES <= DSM_BARRIER_CARRY_MAX, "a fork's fields fit a release");
+/* What a join carries: the region's number (seq).  Its length tells a join
+ * from a fork on the other ranks, and a team barrier carries nothing. */
+#define SHIM_JOIN_BYTES sizeof(uint64_t)
+_Static_assert(SHIM_JOIN_BYTES != SHIM_FORK_BYTES, "a join's carry differs from a fork's");
 /* The control block has the first page of its two (start.c). */
 _Static_assert(sizeof(struct shim_ctl) <= 4096, "shim_ctl fits the smallest DSM page");
 
@@ -237,6 +243,11 @@ SHIM_HIDDEN void shim_unsupported(const char *what) __attribute__((noreturn));
 SHIM_HIDDEN struct shim_thr *shim_self(void);
 SHIM_HIDDEN void shim_worker_loop(void) __attribute__((noreturn));
 SHIM_HIDDEN void shim_team_barrier(void);
+/* Rank 0, after writing shim.ctl for the other ranks' shim_worker_loop (a
+ * region, a broadcast, a dlopen, the exit): the barrier that starts it,
+ * carrying the control block's first SHIM_FORK_BYTES in its release, so that
+ * the others read them without a page fault (dsm__barrier_carry). */
+SHIM_HIDDEN void shim_fork_barrier(void);
 /* Fork a team running fn(data); ws_kind/loop/sections preset a work-share
  * for the combined constructs.  Returns after the join. */
 SHIM_HIDDEN void shim_parallel(void (*fn)(void *), void *data, unsigned nthreads,

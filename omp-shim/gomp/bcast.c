@@ -34,7 +34,7 @@ static int hook(void *addr, size_t len, int root)
     c->bcast_len = len;
     c->bcast_root = root;
     c->seq = c->seq + 1;
-    dsm_barrier();           /* the fork: the others read the arguments */
+    shim_fork_barrier();     /* the fork: the others get the arguments */
     dsm__bcast(addr, len, root);
     /* Every rank read the arguments before the barrier that begins
      * dsm__bcast, so this write races with nobody. */

@@ -346,7 +346,7 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
     }
     if (shim.tls_size)
         memcpy(shim.tls_image, shim.tls_main, shim.tls_size);
-    barrier_as(W_FORK_MASTER);
+    shim_fork_barrier();
     dsm_rt_trace(DSM_TR_FORK, seq, n);
     local_start(n < (int)tpr ? n : (int)tpr, 0, n, seq, fn, data, ws_kind, loop, 1);
 }
@@ -362,8 +362,12 @@ void shim_parallel_end(void)
     local_join();
     if (size == 1)
         return;
-    shim.ctl->done_seq = L.seq;
-    barrier_as(W_JOIN);
+    /* The join carries the region's number: a rank without a thread in
+     * the team tells it from the team's barriers, which carry nothing. */
+    uint64_t seq = L.seq, own;
+    dsm_rt_wait_for(W_JOIN);
+    (void)dsm__barrier_carry(&seq, &own, SHIM_JOIN_BYTES);
+    dsm_rt_wait_for(NULL);
     dsm_rt_trace(DSM_TR_JOIN, L.seq, 0);
 }
 
@@ -377,15 +381,67 @@ void shim_parallel(void (*fn)(void *), void *data, unsigned nthreads, int ws_kin
 
 /* ---- the other ranks ---- */
 
+void shim_fork_barrier(void)
+{
+    static struct shim_ctl own;     /* rank 0's copy of its own release */
+    dsm_rt_wait_for(W_FORK_MASTER);
+    (void)dsm__barrier_carry(shim.ctl, &own, SHIM_FORK_BYTES);
+    dsm_rt_wait_for(NULL);
+}
+
+/* What rank 0's barriers carry to the worker loop (one thread per rank runs
+ * it): a fork's fields (SHIM_FORK_BYTES), a join's region number
+ * (SHIM_JOIN_BYTES), or nothing (a team barrier). */
+static struct shim_ctl fork_copy;
+static union { struct shim_ctl ctl; uint64_t seq; } carried;
+
+/* A barrier of the worker loop: returns the bytes rank 0's carried, which
+ * are in `carried`. */
+static size_t worker_barrier(const char *what)
+{
+    dsm_rt_wait_for(what);
+    size_t got = dsm__barrier_carry(NULL, &carried, SHIM_FORK_BYTES);
+    dsm_rt_wait_for(NULL);
+    return got;
+}
+
+/* A join's carry, checked: rank 0 met this rank's join of region seq with
+ * its own join of the same region. */
+static void check_join(size_t got, uint64_t seq)
+{
+    if (got != SHIM_JOIN_BYTES || carried.seq != seq)
+        dsm__fatal("internal error: the join of parallel region %lu met a barrier of "
+                   "rank 0's that %s", (unsigned long)seq,
+                   got == SHIM_FORK_BYTES ? "started a region"
+                   : got != SHIM_JOIN_BYTES ? "carried nothing"
+                   : "ended another region");
+}
+
 void shim_worker_loop(void)
 {
-    struct shim_ctl *c = shim.ctl;
+    struct shim_ctl *shared = shim.ctl;
     uint64_t last = 0;
+    size_t got = 0;
+    int have = 0;                   /* got is a fork already met */
 
     dsm__altstack_setup();
     shim_self();
     for (;;) {
-        barrier_as(W_FORK_WORKER);
+        /* Rank 0 starts each with shim_fork_barrier, whose release brings
+         * the fork's fields; were it a plain barrier, they would be read
+         * from the shared block (which the barrier made current). */
+        if (!have)
+            got = worker_barrier(W_FORK_WORKER);
+        have = 0;
+        const struct shim_ctl *c = shared;
+        if (got == SHIM_FORK_BYTES) {
+            fork_copy = carried.ctl;
+            c = &fork_copy;
+        } else if (got == SHIM_JOIN_BYTES) {
+            dsm__fatal("internal error: the join of parallel region %lu outside it "
+                       "(rank 0's last region is %lu)", (unsigned long)carried.seq,
+                       (unsigned long)last);
+        }
         if (c->exit_now) {
             int status = c->status;
             shim_mmap_flush_all();
@@ -400,7 +456,7 @@ void shim_worker_loop(void)
         }
         if (c->seq == last)
             dsm__fatal("internal error: a barrier outside any parallel region "
-                       "(region %lu)", (unsigned long)last);
+                       "(region %lu; rank 0's carried %zu bytes)", (unsigned long)last, got);
         last = c->seq;
         if (c->bcast) {
             shim_bcast_worker(c);
@@ -422,10 +478,17 @@ void shim_worker_loop(void)
         int count = n - first < tpr ? n - first : tpr;
         if (count <= 0) {
             /* No thread here: take part in the team's barriers until the
-             * join, which follows the master's finishing. */
-            do
-                barrier_as(W_TEAM);
-            while (c->done_seq != last && !c->exit_now);
+             * join.  Rank 0's team barriers carry nothing and its join the
+             * region's number; nothing in shared memory can say which
+             * comes, since rank 0 writes it after the last team barrier,
+             * as this rank reads it (a race that made CI's rmgcv stop). */
+            while ((got = worker_barrier(W_TEAM)) == 0)
+                ;
+            if (got == SHIM_FORK_BYTES && carried.ctl.exit_now) {
+                have = 1;           /* the exit, from a thread of the program's */
+                continue;
+            }
+            check_join(got, last);
             dsm_rt_trace(DSM_TR_JOIN, last, 0);
             continue;
         }
@@ -441,7 +504,7 @@ void shim_worker_loop(void)
             run_on_own_stack(0, fn, data);
         }
         local_join();
-        barrier_as(W_JOIN);
+        check_join(worker_barrier(W_JOIN), last);
         dsm_rt_trace(DSM_TR_JOIN, last, 0);
     }
 }
@@ -456,7 +519,7 @@ void shim_finish(int status)
                    "can only end the program from sequential code", status);
     shim.ctl->status = status;
     shim.ctl->exit_now = 1;
-    dsm_barrier();
+    shim_fork_barrier();
     shim_mmap_flush_all();
     shim.active = 0;
     dsm_finalize();

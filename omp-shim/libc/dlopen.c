@@ -447,7 +447,7 @@ static void *program_dlopen(const char *file, int mode)
     ctl->dl_desc = d;
     ctl->dlopen = 1;
     ctl->seq = ctl->seq + 1;
-    dsm_barrier();              /* the fork: the others read the description */
+    shim_fork_barrier();        /* the fork: the others get its address */
     join(d);                    /* its barrier: every rank has loaded them */
     ctl->dlopen = 0;
     shim_dsm_free(d);
