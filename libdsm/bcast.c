@@ -291,11 +291,10 @@ static void install(size_t first, size_t count, int root)
             /* A stack page (NOTRAP) is listed, and its twin made, only when
              * its copyset was empty: before the copyset grows, as in
              * serve_page (protocol.c). */
-            if (pg->flags & DSM_PF_NOTRAP) {
+            if (pg->flags & DSM_PF_NOTRAP)
                 dsm__notrap_served(p);
-                pg->copyset |= others;
-            } else {
-                pg->copyset |= others;
+            pg->copyset |= others;
+            if (!(pg->flags & DSM_PF_NOTRAP)) {
                 struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_SERVE, 1);
                 if (t.actions & DSM_ACT_ERROR)
                     dsm__fatal("protocol error: home page %zu is %s in dsm_bcast", p,

@@ -4,7 +4,7 @@
  *
  * Every communication thread sends each other node a HEARTBEAT (an empty
  * message, kept out of the statistics and the trace) every DSM_TIMEOUT / 4
- * (at most every second), and notes the time of every message it receives.
+ * (at most every second), and notes each node a message comes from.
  * A node heard from by no message for DSM_TIMEOUT is stopped (SIGSTOP), hung
  * in the kernel, or cut off: the job ends with one line that names it and
  * what this rank was waiting for, then a state dump.  A rank that computes
@@ -16,7 +16,8 @@
  * proves anything about the others: every node counts as heard from then.
  *
  * Threads: dsm__liveness_heard runs in whichever thread receives a message
- * (the communication thread, or a waiting thread that polls); the rest in
+ * (the communication thread, or a waiting thread that polls) and only sets
+ * that node's byte in fresh[]; the rest (heard[] included) runs in
  * the communication thread (dsm__liveness_start when it starts,
  * dsm__liveness_tick from the watchdog's tick, about ten times a second).
  */
@@ -24,15 +25,17 @@
 
 #include "dsm_internal.h"
 
-static uint64_t *heard;          /* per node: when its last message came */
+static uint64_t *heard;          /* per node: when its last message was seen */
+static uint8_t *fresh;           /* per node: a message came since the last tick */
 static uint64_t last_beat, last_tick;
 static int live;                 /* 0 before the communication thread runs */
 
 int dsm__liveness_init(void)
 {
     heard = calloc((size_t)dsm__g.nodes, sizeof *heard);
+    fresh = calloc((size_t)dsm__g.nodes, sizeof *fresh);
     live = 0;
-    return heard ? 0 : -DSM_ENOMEM;
+    return heard && fresh ? 0 : -DSM_ENOMEM;
 }
 
 /* A beat every quarter of the limit, at most a second apart: a node is
@@ -46,7 +49,7 @@ static uint64_t beat_ns(void)
 static void all_heard(uint64_t now)
 {
     for (int r = 0; r < dsm__g.nodes; r++)
-        __atomic_store_n(&heard[r], now, __ATOMIC_RELAXED);
+        heard[r] = now;
 }
 
 void dsm__liveness_start(uint64_t now)
@@ -56,10 +59,11 @@ void dsm__liveness_start(uint64_t now)
     __atomic_store_n(&live, 1, __ATOMIC_RELEASE);
 }
 
+/* On every dispatched message: one store, no clock (the tick reads it). */
 void dsm__liveness_heard(int src)
 {
-    if (__atomic_load_n(&live, __ATOMIC_ACQUIRE))
-        __atomic_store_n(&heard[src], dsm__now_ns(), __ATOMIC_RELAXED);
+    if (fresh)
+        __atomic_store_n(&fresh[src], 1, __ATOMIC_RELAXED);
 }
 
 static void on_heartbeat(const struct dsm_wire_hdr *h, const unsigned char *pl)
@@ -100,7 +104,9 @@ void dsm__liveness_tick(uint64_t now)
                 dsm__msg_send(dsm__msg_new(DSM_MSG_HEARTBEAT, r, 0));
     }
     for (int r = 0; r < g->nodes; r++) {
-        uint64_t t = __atomic_load_n(&heard[r], __ATOMIC_RELAXED);
+        if (__atomic_exchange_n(&fresh[r], 0, __ATOMIC_RELAXED))
+            heard[r] = now;
+        uint64_t t = heard[r];
         if (r != g->rank && t < now && now - t > limit) {
             dsm__watchdog_silent(r, now - t);
             return;

@@ -203,15 +203,24 @@ static void sb_secs(struct dsm_sbuf *sb, uint64_t ns)
     dsm__sb_str(sb, " s");
 }
 
+/* Waiter slot i if a thread waits on it now, else NULL. */
+static const struct dsm_waiter *pending(uint32_t i)
+{
+    const struct dsm_waiter *w = dsm__waiter_slot(i);
+    if (!__atomic_load_n(&w->in_use, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+        return NULL;
+    return w;
+}
+
 /* One line per thread waiting for a reply; returns how many. */
 static int dump_waiters(uint64_t now)
 {
     struct dsm_sbuf sb;
     int n = 0;
     for (uint32_t i = 0; i < DSM_MAX_WAITERS; i++) {
-        const struct dsm_waiter *w = dsm__waiter_slot(i);
-        if (!__atomic_load_n(&w->in_use, __ATOMIC_ACQUIRE) ||
-            __atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+        const struct dsm_waiter *w = pending(i);
+        if (!w)
             continue;
         uint64_t t0 = __atomic_load_n(&w->t0, __ATOMIC_RELAXED);
         dsm__sb_begin(&sb);
@@ -354,9 +363,8 @@ static const struct dsm_waiter *oldest_waiter(uint64_t now)
     const struct dsm_waiter *best = NULL;
     uint64_t age = 0;
     for (uint32_t i = 0; i < DSM_MAX_WAITERS; i++) {
-        const struct dsm_waiter *w = dsm__waiter_slot(i);
-        if (!__atomic_load_n(&w->in_use, __ATOMIC_ACQUIRE) ||
-            __atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+        const struct dsm_waiter *w = pending(i);
+        if (!w)
             continue;
         uint64_t t0 = __atomic_load_n(&w->t0, __ATOMIC_RELAXED);
         if (t0 <= now && (!best || now - t0 > age)) {
@@ -421,9 +429,8 @@ void dsm__watchdog_tick(uint64_t now)
     uint64_t oldest = 0;
     dsm__liveness_tick(now);
     for (uint32_t i = 0; i < DSM_MAX_WAITERS; i++) {
-        const struct dsm_waiter *w = dsm__waiter_slot(i);
-        if (!__atomic_load_n(&w->in_use, __ATOMIC_ACQUIRE) ||
-            __atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+        const struct dsm_waiter *w = pending(i);
+        if (!w)
             continue;
         dsm__watchdog_check(w, now);
         uint64_t t0 = __atomic_load_n(&w->t0, __ATOMIC_RELAXED);

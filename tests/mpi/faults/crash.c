@@ -72,6 +72,19 @@ static void die(const char *how)
     exit(99);
 }
 
+/* Compute for s seconds without touching shared memory. */
+static void busy(double s)
+{
+    struct timespec t0, t;
+    volatile unsigned long x = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        for (int i = 0; i < 1000000; i++)
+            x += (unsigned long)i;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < s);
+}
+
 int main(int argc, char **argv)
 {
     dsm_init(&argc, &argv);
@@ -107,15 +120,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         if (compute) {
             /* Busy, off shared memory, with the lock held for "lock". */
-            double s = atof(getenv("CRASH_COMPUTE_S") ? getenv("CRASH_COMPUTE_S") : "5");
-            struct timespec t0, t;
-            clock_gettime(CLOCK_MONOTONIC, &t0);
-            volatile unsigned long x = 0;
-            do {
-                for (int i = 0; i < 1000000; i++)
-                    x += (unsigned long)i;
-                clock_gettime(CLOCK_MONOTONIC, &t);
-            } while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < s);
+            busy(atof(getenv("CRASH_COMPUTE_S") ? getenv("CRASH_COMPUTE_S") : "5"));
             if (!strcmp(where, "lock"))
                 dsm_lock_release(1);
         } else {
@@ -125,16 +130,8 @@ int main(int argc, char **argv)
     /* Let the victim die first (for "fetch": before it served the page). */
     struct timespec ts = { 0, 300 * 1000000L };
     nanosleep(&ts, NULL);
-    if (!strcmp(where, "compute")) {
-        struct timespec t0, t;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        volatile unsigned long x = 0;
-        do {
-            for (int i = 0; i < 1000000; i++)
-                x += (unsigned long)i;
-            clock_gettime(CLOCK_MONOTONIC, &t);
-        } while (t.tv_sec - t0.tv_sec < 10);
-    }
+    if (!strcmp(where, "compute"))
+        busy(10);
     if (!strcmp(where, "barrier"))
         dsm_barrier();
     else if (!strcmp(where, "fetch"))
