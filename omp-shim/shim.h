@@ -34,7 +34,8 @@
 enum { SHIM_LOCK_CRITICAL = 0, SHIM_LOCK_ATOMIC, SHIM_LOCK_ORDERED,
        SHIM_LOCK_ONCE,                 /* pthread_once: "done" written under it */
        SHIM_LOCK_HASHED = 8,           /* 8..263: named criticals outside the DSM */
-       SHIM_LOCK_FIRST_FREE = 264 };
+       SHIM_LOCK_TASKS = 264,          /* 264..327: rank r's tasks (task.c) */
+       SHIM_LOCK_FIRST_FREE = 328 };
 
 /* Schedules, as libgomp numbers them (GOMP_loop_start's sched argument). */
 enum { SHIM_SCHED_RUNTIME = 0, SHIM_SCHED_STATIC = 1, SHIM_SCHED_DYNAMIC = 2,
@@ -464,6 +465,34 @@ SHIM_HIDDEN int  shim_in_heap(const void *p);
 SHIM_HIDDEN void shim_blas_one_thread(void *scope);
 /* ---- program_threads.c: the program started a thread of its own ---- */
 SHIM_HIDDEN void shim_program_threads(void);
+
+/* ---- task.c: OpenMP tasks ---- */
+/* Service numbers of dsm__call (fileio.c has 0). */
+#define SHIM_SVC_TASKS 1
+struct shim_task_stats {
+    uint64_t created;           /* deferred tasks created on this rank */
+    uint64_t stolen;            /* tasks this rank took from others */
+    uint64_t lent;              /* tasks others took from this rank */
+    uint64_t steal_calls;       /* steal requests (round trips) this rank sent */
+    uint64_t publishes;         /* flushes that made queued tasks stealable */
+};
+SHIM_HIDDEN void shim_task_init(void);
+/* A region starts: this rank runs local_count of its threads, team_ranks
+ * ranks have threads in it. */
+SHIM_HIDDEN void shim_task_region_begin(int local_count, int team_ranks);
+/* Each of the rank's team threads, at a barrier or the region's end: run
+ * tasks until every task the rank owns or stole is complete and the team's
+ * other ranks are done (returns at once if the rank never used tasks). */
+SHIM_HIDDEN void shim_task_quiesce(void);
+/* The barrier's last thread, after its DSM barrier: the next barrier
+ * counts its arrivals from zero. */
+SHIM_HIDDEN void shim_task_barrier_end(void);
+/* A thread of this rank enters (1) or leaves (0) the team's DSM barrier. */
+SHIM_HIDDEN void shim_task_dsm_barrier(int in);
+SHIM_HIDDEN int shim_task_in_final(void);
+SHIM_HIDDEN void shim_task_stats(struct shim_task_stats *out);
+/* DSM_STATS=1: print this rank's task counts (at the end of the run). */
+SHIM_HIDDEN void shim_task_report(void);
 
 /* ---- locks.c ---- */
 SHIM_HIDDEN int shim_new_lock_id(void);

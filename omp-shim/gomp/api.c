@@ -121,7 +121,7 @@ SHIM_EXPORT double omp_get_wtick(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-SHIM_EXPORT int omp_in_final(void) { return 0; }
+SHIM_EXPORT int omp_in_final(void) { return shim_task_in_final(); }
 SHIM_EXPORT int omp_get_cancellation(void) { return 0; }
 SHIM_EXPORT int omp_get_proc_bind(void) { return 0; }
 SHIM_EXPORT int omp_get_num_places(void) { return 0; }

@@ -13,7 +13,8 @@
  * omp_nest_lock_kind is 8, less than C's 16-byte nest lock, so the nest
  * locks have a layout of their own (locks.c, shim_fnest_*).  The entry
  * points whose C function the shim lacks (affinity display, allocators,
- * pause, omp_display_env, omp_fulfill_event) are stubs in unsupported.c
+ * pause, omp_display_env) are stubs in unsupported.c; omp_fulfill_event_ is
+ * task.c's
  * that stop the job naming the Fortran name (tools/gen-gomp-abi.py).
  *
  * Threads: any, as the C functions they call.

@@ -228,7 +228,7 @@ bool GOMP_single_start(void);
 void *GOMP_single_copy_start(void);
 void GOMP_single_copy_end(void *data);
 
-/* Tasks, taskloops, taskwait and taskgroup: run at once (sync.c). */
+/* Tasks, taskloops, taskwait and taskgroup (task.c). */
 void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size,
                long arg_align, bool if_clause, unsigned flags, void **depend, int priority,
                void *detach);
@@ -244,6 +244,9 @@ void GOMP_taskwait_depend(void **depend);
 void GOMP_taskyield(void);
 void GOMP_taskgroup_start(void);
 void GOMP_taskgroup_end(void);
+/* omp_fulfill_event (C, and Fortran's by reference), with detach. */
+void omp_fulfill_event(uintptr_t event);
+void omp_fulfill_event_(uintptr_t *event);
 
 /* The error directive (sync.c). */
 void GOMP_warning(const char *msg, size_t len);

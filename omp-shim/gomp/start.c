@@ -355,6 +355,7 @@ static void setup(char **argv)
     shim_flush_trap_init();
     shim_mmap_init();
     shim_fileio_init();
+    shim_task_init();
     shim_streams_init();
     shim_dlopen_init();
     shim_bcast_init(&hooks);

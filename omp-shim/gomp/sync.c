@@ -1,15 +1,13 @@
 /*
  * sync.c - the libgomp entry points for critical, atomic, single,
- * sections, tasks, the error directive and the allocate directive
+ * sections, the error directive and the allocate directive
  * (parallel regions, the barrier and cancellation are parallel.c's).
  *
  * critical and the atomic fallback are DSM locks (a release makes the
  * holder's writes visible to the next holder); a named critical gets its own
  * lock id, kept in the pointer-sized variable GCC gives each name (which is
  * in the executable's data, hence shared).  single takes a work-share
- * counter: the first grab wins.  Tasks run at once in the thread that meets
- * them, which OpenMP allows; taskwait and taskgroup then have nothing to
- * wait for.
+ * counter: the first grab wins.  Tasks are task.c's.
  *
  * Threads: OpenMP threads.
  */
@@ -216,92 +214,6 @@ SHIM_EXPORT void GOMP_parallel_sections_start(void (*fn)(void *), void *data,
                                               unsigned nthreads, unsigned count)
 {
     shim_parallel_start(fn, data, nthreads, 2, NULL, count);
-}
-
-/* ---- tasks: run at once ---- */
-
-
-static void run_copied(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                       long arg_size, long arg_align, long *bounds, int nbounds)
-{
-    if (!cpyfn && !bounds) {
-        fn(data);
-        return;
-    }
-    size_t align = arg_align > 0 ? (size_t)arg_align : 16;
-    unsigned char *raw = shim_dsm_malloc((size_t)arg_size + align, 16);
-    unsigned char *buf = (unsigned char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
-    if (cpyfn)
-        cpyfn(buf, data);
-    else
-        memcpy(buf, data, (size_t)arg_size);
-    if (bounds)
-        memcpy(buf, bounds, (size_t)nbounds * sizeof(long));
-    fn(buf);
-    shim_dsm_free(raw);
-}
-
-SHIM_EXPORT void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                           long arg_size, long arg_align, bool if_clause, unsigned flags,
-                           void **depend, int priority, void *detach)
-{
-    (void)if_clause;
-    (void)depend;
-    (void)priority;
-    (void)flags;
-    if (detach)
-        shim_unsupported("a task with a detach clause (GOMP_task with detach)");
-    run_copied(fn, data, cpyfn, arg_size, arg_align, NULL, 0);
-}
-
-SHIM_EXPORT void GOMP_taskwait(void) {}
-SHIM_EXPORT void GOMP_taskyield(void) {}
-SHIM_EXPORT void GOMP_taskgroup_start(void) {}
-SHIM_EXPORT void GOMP_taskgroup_end(void) {}
-SHIM_EXPORT void GOMP_taskwait_depend(void **depend) { (void)depend; }
-
-/* taskloop: one task covering every iteration; GCC's task data begins
- * with the bounds the task is to run.  With a reduction clause the task
- * data points at the reduction's descriptor, which libgomp registers
- * (GOMP_taskgroup_reduction_register's work, unsupported here) before the
- * tasks look their private copies up: without it they follow a null
- * pointer, so stop instead. */
-#define SHIM_TASK_FLAG_REDUCTION (1u << 12)     /* libgomp's GOMP_TASK_FLAG_REDUCTION */
-
-SHIM_EXPORT void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                               long arg_size, long arg_align, unsigned flags,
-                               unsigned long num_tasks, int priority, long start, long end,
-                               long step)
-{
-    long b[2] = { start, end };
-    if (flags & SHIM_TASK_FLAG_REDUCTION)
-        shim_unsupported("a taskloop with reduction (GOMP_taskloop with a reduction clause)");
-    (void)num_tasks;
-    (void)priority;
-    (void)step;
-    if (start == end)
-        return;
-    run_copied(fn, data, cpyfn, arg_size, arg_align, b, 2);
-}
-
-SHIM_EXPORT void GOMP_taskloop_ull(void (*fn)(void *), void *data,
-                                   void (*cpyfn)(void *, void *), long arg_size,
-                                   long arg_align, unsigned flags, unsigned long num_tasks,
-                                   int priority, unsigned long long start,
-                                   unsigned long long end, unsigned long long step)
-{
-    long b[2];
-    if (flags & SHIM_TASK_FLAG_REDUCTION)
-        shim_unsupported("a taskloop with reduction (GOMP_taskloop_ull with a reduction "
-                         "clause)");
-    (void)num_tasks;
-    (void)priority;
-    (void)step;
-    if (start == end)
-        return;
-    memcpy(&b[0], &start, sizeof start);
-    memcpy(&b[1], &end, sizeof end);
-    run_copied(fn, data, cpyfn, arg_size, arg_align, b, 2);
 }
 
 /* ---- the error directive and allocate clause ---- */

@@ -107,6 +107,10 @@ static void call_member(void *arg)
 {
     struct member_call *m = arg;
     m->fn(m->data);
+    /* The region's end: its tasks run here, on this thread's stack in
+     * the DSM, where a task may leave addresses for others to use. */
+    if (shim_self()->size > 1)
+        shim_task_quiesce();
 }
 
 /* Run fn(data) on this thread's stack in the DSM (if it has one). */
@@ -117,7 +121,7 @@ static void run_on_own_stack(int local, void (*fn)(void *), void *data)
     if (top)
         shim_call_on_stack(call_member, &m, top);
     else
-        fn(data);
+        call_member(&m);
 }
 
 static void *helper_main(void *arg)
@@ -205,7 +209,9 @@ static const char W_TEAM[] = "an OpenMP barrier of the team";
 static void barrier_as(const char *what)
 {
     dsm_rt_wait_for(what);
+    shim_task_dsm_barrier(1);
     dsm_barrier();
+    shim_task_dsm_barrier(0);
     dsm_rt_wait_for(NULL);
 }
 
@@ -214,8 +220,10 @@ void shim_team_barrier(void)
     struct shim_thr *t = shim_self();
     if (t->size == 1 || t->level != 1)
         return;
+    shim_task_quiesce();            /* the team's tasks are complete */
     if (L.count == 1) {
         barrier_as(W_TEAM);
+        shim_task_barrier_end();
         return;
     }
     pthread_mutex_lock(&L.mu);
@@ -224,6 +232,7 @@ void shim_team_barrier(void)
         L.arrived = 0;
         pthread_mutex_unlock(&L.mu);
         barrier_as(W_TEAM); /* the others wait below, off shared memory */
+        shim_task_barrier_end();
         pthread_mutex_lock(&L.mu);
         L.bgen++;
         pthread_cond_broadcast(&L.cv);
@@ -346,6 +355,7 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
     }
     if (shim.tls_size)
         memcpy(shim.tls_image, shim.tls_main, shim.tls_size);
+    shim_task_region_begin(n < (int)tpr ? n : (int)tpr, (n + (int)tpr - 1) / (int)tpr);
     shim_fork_barrier();
     dsm_rt_trace(DSM_TR_FORK, seq, n);
     local_start(n < (int)tpr ? n : (int)tpr, 0, n, seq, fn, data, ws_kind, loop, 1);
@@ -359,6 +369,8 @@ void shim_parallel_end(void)
         return;
     }
     int size = t->size;
+    if (size > 1)
+        shim_task_quiesce();
     local_join();
     if (size == 1)
         return;
@@ -366,7 +378,9 @@ void shim_parallel_end(void)
      * the team tells it from the team's barriers, which carry nothing. */
     uint64_t seq = L.seq, own;
     dsm_rt_wait_for(W_JOIN);
+    shim_task_dsm_barrier(1);
     (void)dsm__barrier_carry(&seq, &own, SHIM_JOIN_BYTES);
+    shim_task_dsm_barrier(0);
     dsm_rt_wait_for(NULL);
     dsm_rt_trace(DSM_TR_JOIN, L.seq, 0);
 }
@@ -445,6 +459,7 @@ void shim_worker_loop(void)
         if (c->exit_now) {
             int status = c->status;
             shim_mmap_flush_all();
+            shim_task_report();
             shim.active = 0;
             dsm_finalize();
             /* The program's exit handlers and static destructors are its
@@ -492,6 +507,7 @@ void shim_worker_loop(void)
             dsm_rt_trace(DSM_TR_JOIN, last, 0);
             continue;
         }
+        shim_task_region_begin(count, (n + tpr - 1) / tpr);
         if (shim.tls_size) {
             /* threadprivate: copyin reads the master's variables at their
              * address in rank 0's main thread.  Here that address belongs
@@ -504,7 +520,10 @@ void shim_worker_loop(void)
             run_on_own_stack(0, fn, data);
         }
         local_join();
-        check_join(worker_barrier(W_JOIN), last);
+        shim_task_dsm_barrier(1);
+        got = worker_barrier(W_JOIN);
+        shim_task_dsm_barrier(0);
+        check_join(got, last);
         dsm_rt_trace(DSM_TR_JOIN, last, 0);
     }
 }
@@ -521,6 +540,7 @@ void shim_finish(int status)
     shim.ctl->exit_now = 1;
     shim_fork_barrier();
     shim_mmap_flush_all();
+    shim_task_report();
     shim.active = 0;
     dsm_finalize();
 }
