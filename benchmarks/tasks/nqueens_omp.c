@@ -18,9 +18,11 @@
  * remaining N - C rows, which is where the time goes.  The number of tasks
  * is counted by a serial pass over the first C rows (not timed); the mean
  * time per task printed is the timed run's wall time / tasks (on one
- * thread: the grain).  --n 13 --cutoff 3 is the "coarse" size of
- * bench.sh tasks (about 1 ms per task on the 2-vCPU VM), --n 13 --cutoff 5
- * the "fine" one (about 50 us); see bench.sh's header.
+ * thread: the grain).  Each row more in the cut-off makes about N / 2
+ * times more tasks, so the grain moves in steps: --n 14 --cutoff 2 (the
+ * default) is the "coarse" size of bench.sh tasks (170 tasks, 1-2 ms each
+ * on the 2-vCPU VM), --n 13 --cutoff 3 the "fine" one (1175 tasks,
+ * 35-55 us each); see bench.sh's header.
  *
  * Verification: the count must equal the known number of solutions for N
  * (OEIS A000170), and every repetition must give the same count; a run
@@ -40,8 +42,8 @@
 
 #include <omp.h>
 
-static long opt_n = 13;
-static long opt_cutoff = 3;
+static long opt_n = 14;
+static long opt_cutoff = 2;
 static long opt_reps = 3;
 
 static const struct obench_opt opts[] = {

@@ -22,9 +22,11 @@
  * (the nodes at depths 1..C) comes from the serial verification traversal;
  * the mean time per task printed is the timed run's wall time / tasks (on
  * one thread: the grain; a task's own time varies with its subtree).
- * --depth 13 --cutoff 4 --work 40 is bench.sh's "coarse" size (about 1 ms
- * per task on the 2-vCPU VM), --depth 13 --cutoff 7 --work 40 the
- * "fine" one (about 50 us): the same tree cut at two depths.
+ * A level more in the cut-off makes about twice the tasks.  The defaults,
+ * --depth 20 --branch 2 --seed 42 --work 20 (2,346,251 nodes) with
+ * --cutoff 7, are bench.sh's "coarse" size (331 tasks, 0.6-1.3 ms each on
+ * the 2-vCPU VM), the same tree with --cutoff 12 the "fine" one (9371
+ * tasks, 40-55 us each).
  *
  * Verification: a serial traversal without the work (not timed) counts
  * the nodes and sums their states (mod 2^64); the task traversal's count
@@ -47,11 +49,11 @@
 
 #include <omp.h>
 
-static long opt_depth = 13;
-static long opt_branch = 4;
-static long opt_cutoff = 4;
-static long opt_work = 40;
-static long opt_seed = 19;
+static long opt_depth = 20;
+static long opt_branch = 2;
+static long opt_cutoff = 7;
+static long opt_work = 20;
+static long opt_seed = 42;
 static long opt_reps = 3;
 
 static const struct obench_opt opts[] = {
