@@ -17,12 +17,16 @@
  * root, and at depth C one per placement, each a serial search of the
  * remaining N - C rows, which is where the time goes.  The number of tasks
  * is counted by a serial pass over the first C rows (not timed); the mean
- * time per task printed is the timed run's wall time / tasks (on one
- * thread: the grain).  Each row more in the cut-off makes about N / 2
- * times more tasks, so the grain moves in steps: --n 14 --cutoff 2 (the
- * default) is the "coarse" size of bench.sh tasks (170 tasks, 1-2 ms each
- * on the 2-vCPU VM), --n 13 --cutoff 3 the "fine" one (1175 tasks,
- * 35-55 us each); see bench.sh's header.
+ * time per task printed is the timed run's wall time / tasks, and beside
+ * it the CPU time per task: this process's CPU time (all its threads;
+ * under dsmrun rank 0's) over the timed repetitions / (repetitions x
+ * tasks).  On one thread the CPU time per task is the grain, whatever
+ * share of the CPU other programs take.  Each row more in the cut-off
+ * makes about N / 2 times more tasks, so the grain moves in steps:
+ * --n 14 --cutoff 2 (the default) is the "coarse" size of bench.sh tasks
+ * (170 tasks, 1.03 ms of CPU each on the 2-vCPU VM), --n 15 --cutoff 4
+ * the "fine" one (15,941 tasks, 68 us each; about 1.1 s per repetition);
+ * see bench.sh's header.
  *
  * Verification: the count must equal the known number of solutions for N
  * (OEIS A000170), and every repetition must give the same count; a run
@@ -39,6 +43,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <omp.h>
 
@@ -119,9 +124,18 @@ static long search(int row, unsigned cols, unsigned ld, unsigned rd)
     return total;
 }
 
+/* CPU time of this process (all its threads; under dsmrun rank 0's). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int main(int argc, char **argv)
 {
-    double *times, t0, med, min;
+    double *times, t0, c0, cpu_s = 0, cpu_us, med, min;
     long rep, tasks, count = -1, c;
     int team, ok = 1;
     char metric[64];
@@ -147,11 +161,13 @@ int main(int argc, char **argv)
         obench_fatal("malloc failed");
     for (rep = 0; rep < opt_reps; rep++) {
         c = -1;
+        c0 = cpu_now();
         t0 = omp_get_wtime();
 #pragma omp parallel default(none) shared(c)
 #pragma omp single
         c = search(0, 0, 0, 0);
         times[rep] = omp_get_wtime() - t0;
+        cpu_s += cpu_now() - c0;
         if (rep == 0)
             count = c;
         else if (c != count)
@@ -159,11 +175,13 @@ int main(int argc, char **argv)
     }
     min = obench_min(times, (size_t)opt_reps);
     med = obench_median(times, (size_t)opt_reps);
+    cpu_us = cpu_s / (double)opt_reps / (double)tasks * 1e6;
     if (count != known[n])
         ok = 0;
 
-    printf("  %s: %10.4f s (median of %ld, min %.4f)  %ld tasks  %.2f us per task\n",
-           BENCH_OMP_RUNTIME, med, opt_reps, min, tasks, med / (double)tasks * 1e6);
+    printf("  %s: %10.4f s (median of %ld, min %.4f)  %ld tasks  %.2f us per task "
+           "(CPU %.2f us)\n", BENCH_OMP_RUNTIME, med, opt_reps, min, tasks,
+           med / (double)tasks * 1e6, cpu_us);
     printf("  verification: %s (%ld solutions, known %ld)\n",
            ok ? "SUCCESSFUL" : "FAILED", count, known[n]);
 
@@ -175,6 +193,7 @@ int main(int argc, char **argv)
     obench_extra("min_s", min);
     obench_result("tasks", (double)tasks, "count");
     obench_result("us_per_task", med / (double)tasks * 1e6, "us");
+    obench_result("cpu_us_per_task", cpu_us, "us");
     obench_result_exact("checksum", (double)count, "solutions");
     obench_result("verified", ok, "bool");
     obench_emit();

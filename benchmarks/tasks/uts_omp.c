@@ -20,13 +20,16 @@
  * computes its own value and waits ("#pragma omp taskwait") to add them.
  * A task at depth C traverses its subtree serially.  The number of tasks
  * (the nodes at depths 1..C) comes from the serial verification traversal;
- * the mean time per task printed is the timed run's wall time / tasks (on
- * one thread: the grain; a task's own time varies with its subtree).
+ * the mean time per task printed is the timed run's wall time / tasks,
+ * and beside it the CPU time per task: this process's CPU time (all its
+ * threads; under dsmrun rank 0's) over the timed repetitions /
+ * (repetitions x tasks), on one thread the grain whatever share of the
+ * CPU other programs take (a task's own time varies with its subtree).
  * A level more in the cut-off makes about twice the tasks.  The defaults,
  * --depth 20 --branch 2 --seed 42 --work 20 (2,346,251 nodes) with
- * --cutoff 7, are bench.sh's "coarse" size (331 tasks, 0.6-1.3 ms each on
- * the 2-vCPU VM), the same tree with --cutoff 12 the "fine" one (9371
- * tasks, 40-55 us each).
+ * --cutoff 6, are bench.sh's "coarse" size (165 tasks, 0.87 ms of CPU
+ * each on the 2-vCPU VM), the same tree with --cutoff 10 the "fine" one
+ * (2392 tasks, 60 us each).
  *
  * Verification: a serial traversal without the work (not timed) counts
  * the nodes and sums their states (mod 2^64); the task traversal's count
@@ -46,12 +49,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <omp.h>
 
 static long opt_depth = 20;
 static long opt_branch = 2;
-static long opt_cutoff = 7;
+static long opt_cutoff = 6;
 static long opt_work = 20;
 static long opt_seed = 42;
 static long opt_reps = 3;
@@ -167,9 +171,18 @@ static void traverse(uint64_t s, int depth, struct sums *out)
         add(out, &sub[i]);
 }
 
+/* CPU time of this process (all its threads; under dsmrun rank 0's). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int main(int argc, char **argv)
 {
-    double *times, t0, med, min;
+    double *times, t0, c0, cpu_s = 0, cpu_us, med, min;
     struct sums ref, got, first = { 0, 0, 0 };
     long rep, tasks;
     int team, ok = 1;
@@ -204,11 +217,13 @@ int main(int argc, char **argv)
         obench_fatal("malloc failed");
     for (rep = 0; rep < opt_reps; rep++) {
         got.nodes = -1;
+        c0 = cpu_now();
         t0 = omp_get_wtime();
 #pragma omp parallel default(none) shared(got, opt_seed)
 #pragma omp single
         traverse((uint64_t)opt_seed, 0, &got);
         times[rep] = omp_get_wtime() - t0;
+        cpu_s += cpu_now() - c0;
         if (got.nodes != ref.nodes || got.states != ref.states)
             ok = 0;
         if (rep == 0)
@@ -218,10 +233,11 @@ int main(int argc, char **argv)
     }
     min = obench_min(times, (size_t)opt_reps);
     med = obench_median(times, (size_t)opt_reps);
+    cpu_us = cpu_s / (double)opt_reps / (double)tasks * 1e6;
 
-    printf("  %s: %10.4f s (median of %ld, min %.4f)  %ld tasks  %.2f us per task  "
-           "%.3f us per node\n", BENCH_OMP_RUNTIME, med, opt_reps, min, tasks,
-           med / (double)tasks * 1e6, med / (double)ref.nodes * 1e6);
+    printf("  %s: %10.4f s (median of %ld, min %.4f)  %ld tasks  %.2f us per task "
+           "(CPU %.2f us)  %.3f us per node\n", BENCH_OMP_RUNTIME, med, opt_reps, min, tasks,
+           med / (double)tasks * 1e6, cpu_us, med / (double)ref.nodes * 1e6);
     printf("  verification: %s (%ld nodes, serial %ld; state sum %016llx, serial %016llx; "
            "checksum %016llx)\n", ok ? "SUCCESSFUL" : "FAILED", first.nodes, ref.nodes,
            (unsigned long long)first.states, (unsigned long long)ref.states,
@@ -238,6 +254,7 @@ int main(int argc, char **argv)
     obench_extra("min_s", min);
     obench_result("tasks", (double)tasks, "count");
     obench_result("us_per_task", med / (double)tasks * 1e6, "us");
+    obench_result("cpu_us_per_task", cpu_us, "us");
     obench_result("nodes", (double)ref.nodes, "count");
     /* the low 52 bits of the values' sum: exact in a double */
     obench_result_exact("checksum", (double)(first.values & ((1ull << 52) - 1)), "sum");
