@@ -34,7 +34,8 @@ static int team_checked[OT_MAX_THREADS][PER_THREAD];
 
 static unsigned char pattern(unsigned seed, size_t j)
 {
-    return (unsigned char)(seed * 131u + (unsigned)(j * 31u) + (unsigned)(j >> 9));
+    return (unsigned char)(seed * 131u + (unsigned)(j * 31u) +
+                           (unsigned)(j >> 9));
 }
 
 static void fill(unsigned char *p, size_t size, unsigned seed)
@@ -207,8 +208,8 @@ int main(void)
 
         for (j = 0; j < PER_THREAD; j++) {
 #pragma omp task firstprivate(me, j)
-            hand_over(sizes[(me + j) % 8], (unsigned)(me * 100 + j), j % 3 == 0,
-                      &team_checked[me][j]);
+            hand_over(sizes[(me + j) % 8], (unsigned)(me * 100 + j),
+                      j % 3 == 0, &team_checked[me][j]);
         }
     }
     for (t = 0; t < n; t++)

@@ -15,8 +15,8 @@
  *     the parent goes on), without a taskwait;
  *   - a taskloop with final(1): true in every iteration;
  *   - the same from every thread at once.
- * omp-shim's omp_in_final returned 0 always, so this program failed there
- * even though the shim ran every task at once.
+ * omp-shim's omp_in_final returns 0 always (until issue 41), so this
+ * program fails there even though running every task at once is allowed.
  */
 #define OT_NAME "task_final"
 #include "omptest.h"

@@ -14,9 +14,10 @@
  * iterations that own themselves, and a task's size is the number of
  * iterations it owns.  Checked on 400 iterations with several grain
  * sizes and task counts, on a collapse(2) loop (the logical iterations
- * of both loops) and an unsigned long long loop above 2^40 (GOMP_taskloop_ull).
+ * of both loops) and an unsigned long long loop above 2^40
+ * (GOMP_taskloop_ull).
  *
- * A runtime that runs the whole loop as one task (omp-shim before issue
+ * A runtime that runs the whole loop as one task (omp-shim until issue
  * 41) breaks these promises; taskloop_clauses checks only that each
  * iteration runs once.
  */
