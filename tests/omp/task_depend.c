@@ -27,7 +27,11 @@
  *   - taskwait depend(in: x) after tasks writing x (GOMP_taskwait_depend):
  *     x is final; taskwait depend(out: x) after readers of x;
  *   - an undeferred task (if(0)) with depend(in: x) waits for the writer
- *     of x before it runs, and is complete when its construct ends.
+ *     of x before it runs, and is complete when its construct ends;
+ *   - depend objects (depobj: GCC fills them inline and passes pointers to
+ *     them in the depend array): a writer, readers, the writer's object
+ *     updated to inout for a second writer, a reader's object together
+ *     with a plain depend(out) on one task, taskwait depend(depobj).
  * GCC 12 does not accept depend(inoutset: ...) or omp_all_memory, so
  * neither is here.  A runtime may run every task at once (the order of
  * creation satisfies every dependence), or later in any thread in any
@@ -83,6 +87,9 @@ static int plog[PARENTS][CHILDREN], plen[PARENTS];
 static long pval[PARENTS];
 static int tlog[OT_MAX_THREADS][CHILDREN], tlen[OT_MAX_THREADS];
 static int nested_x, nested_seen;
+
+/* Depend objects. */
+static long dobj_x, dobj_y, dobj_seen[4], dobj_y_saw;
 
 /* taskwait depend and if(0). */
 static long tw_x, tw_y, tw_z, tw_readers_saw[4], undeferred_seen;
@@ -398,6 +405,46 @@ static void taskwait_depend(void)
              "x) saw x=%ld, expected 43", undeferred_seen);
 }
 
+static void depobjs(void)
+{
+    omp_depend_t wr, rd;
+    int r;
+
+#pragma omp depobj(wr) depend(out: dobj_x)
+#pragma omp depobj(rd) depend(in: dobj_x)
+#pragma omp task depend(depobj: wr)
+    {
+        spin(3);
+        dobj_x = 5;
+    }
+    for (r = 0; r < 4; r++) {
+#pragma omp task depend(depobj: rd) firstprivate(r)
+        {
+            spin(r);
+            dobj_seen[r] = dobj_x;
+        }
+    }
+#pragma omp depobj(wr) update(inout)
+#pragma omp task depend(depobj: wr)
+    dobj_x += 10;
+#pragma omp task depend(depobj: rd) depend(out: dobj_y)
+    dobj_y = dobj_x;
+#pragma omp task depend(in: dobj_y)
+    dobj_y_saw = dobj_y;
+#pragma omp taskwait depend(depobj: rd)
+    /* The writers of x before it are done. */
+    OT_CHECK(dobj_x == 15, "after taskwait depend(depobj: in x): x=%ld, "
+             "expected 15", dobj_x);
+#pragma omp taskwait
+#pragma omp depobj(wr) destroy
+#pragma omp depobj(rd) destroy
+    for (r = 0; r < 4; r++)
+        OT_CHECK(dobj_seen[r] == 5, "depobj: reader %d saw %ld, expected 5",
+                 r, dobj_seen[r]);
+    OT_CHECK(dobj_y_saw == 15, "depobj: a task with depobj(in x) and "
+             "out(y) gave %ld to its reader, expected 15", dobj_y_saw);
+}
+
 int main(void)
 {
     int n = ot_team_size();
@@ -415,6 +462,7 @@ int main(void)
         sections();
         parents();
         taskwait_depend();
+        depobjs();
     }
 
     OT_CHECK(chain_len == CHAIN, "chain: %d tasks appended, expected %d",
@@ -529,6 +577,7 @@ int main(void)
     ot_print("children of %d parents and of %d implicit tasks on one "
              "address: each chain in order", PARENTS, n);
 
-    ot_print("taskwait depend, undeferred tasks with depend: done");
+    ot_print("taskwait depend, undeferred tasks with depend, depend "
+             "objects: done");
     return ot_finish();
 }
