@@ -9,7 +9,9 @@
  *   - the same with a taskwait after every 1,000;
  *   - every thread makes its share (20,000 in all), then the end of the
  *     region;
- *   - every thread makes its share inside a taskgroup of its own.
+ *   - every thread makes its share inside a taskgroup of its own;
+ *   - one thread makes them with priority(i % 8) (GOMP_TASK_FLAG_PRIORITY
+ *     and the priority argument of GOMP_task; a hint only: any order).
  * A runtime may run them at once, queue them (libgomp runs a task at once
  * when 64 per thread are queued already), or let other threads take them;
  * the slots must be the same.
@@ -135,5 +137,19 @@ int main(void)
     check("every thread, taskgroup");
     ot_print("%d tasks from %d threads in taskgroups: sum %ld", NT, n,
              total());
+
+    reset();
+#pragma omp parallel
+#pragma omp single
+    {
+        int i;
+
+        for (i = 0; i < NT; i++) {
+#pragma omp task firstprivate(i) priority(i % 8)
+            slot[i] += value(i);
+        }
+    }
+    check("priority(i % 8)");
+    ot_print("%d tasks with priority(i %% 8): sum %ld", NT, total());
     return ot_finish();
 }
