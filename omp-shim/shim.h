@@ -69,7 +69,7 @@ struct shim_ctl {
     void *copy_ptr;             /* single copyprivate: the winner's data */
     uint64_t next_lock;         /* next free DSM lock id (atomic at node 0) */
     int32_t icv_nthreads;       /* nthreads-var the team inherits */
-    int32_t pad;
+    int32_t tasks_on;           /* the program creates tasks (task.c) */
     /* dsm_bcast from sequential code (bcast.c): set with seq, instead of
      * a region. */
     int32_t bcast, bcast_root;
@@ -474,12 +474,18 @@ struct shim_task_stats {
     uint64_t stolen;            /* tasks this rank took from others */
     uint64_t lent;              /* tasks others took from this rank */
     uint64_t steal_calls;       /* steal requests (round trips) this rank sent */
-    uint64_t publishes;         /* flushes that made queued tasks stealable */
+    uint64_t publishes;         /* lock passages that made queued tasks stealable */
+    uint64_t reports;           /* completion reports (each a batch) this rank sent */
 };
 SHIM_HIDDEN void shim_task_init(void);
 /* A region starts: this rank runs local_count of its threads, team_ranks
  * ranks have threads in it. */
 SHIM_HIDDEN void shim_task_region_begin(int local_count, int team_ranks);
+/* Whether this rank treats barriers as task scheduling points across ranks;
+ * rank 0 sets it when the program imports a task-creating entry point, and
+ * its forks carry it to the others (shim_ctl.tasks_on). */
+SHIM_HIDDEN int  shim_task_on(void);
+SHIM_HIDDEN void shim_task_set_on(void);
 /* Each of the rank's team threads, at a barrier or the region's end: run
  * tasks until every task the rank owns or stole is complete and the team's
  * other ranks are done (returns at once if the rank never used tasks). */

@@ -185,6 +185,10 @@ struct check_ctx {
 static int check_one(const struct dyn_tables *t, const ElfW(Sym) *s, const char *name,
                      const char *version, void *arg)
 {
+    /* A program that creates tasks: every barrier is a scheduling point
+     * for them across ranks, from the first region on (task.c). */
+    if (!strcmp(name, "GOMP_task") || !strncmp(name, "GOMP_taskloop", 13))
+        shim_task_set_on();
     struct check_ctx *c = arg;
     (void)t;
     void *a = lookup(RTLD_DEFAULT, name, version);

@@ -27,7 +27,8 @@
  *   - the thief passes the lock when it has the tasks (acquire), and again
  *     when one has run, before it reports the completion (release);
  *   - the owner passes its lock at the end of a wait (taskwait, taskgroup)
- *     and before it runs a task (acquire), when the team spans ranks.
+ *     when the team spans ranks, and before it runs a task if a task it
+ *     lent has completed since its last passage (acquire).
  * dsm_flush (the ordered flush) was the first choice; with it, atomic
  * updates made by tasks on two ranks were lost (tests/omp/taskgroup on 2 x 2,
  * 4 runs in 30: the final count short by 1 to 156); with the lock passages,
@@ -86,7 +87,9 @@ struct dep_entry {
 #define DEP_BUCKETS 64
 struct dep_table { struct dep_entry *b[DEP_BUCKETS]; };
 
-enum { ST_WAITING, ST_READY, ST_RUNNING, ST_DONE };
+/* ST_HELD: undeferred, its creator waits for its predecessors and runs it
+ * (a predecessor's completion must not queue it). */
+enum { ST_WAITING, ST_READY, ST_RUNNING, ST_DONE, ST_HELD };
 
 struct task {
     void (*fn)(void *);
@@ -118,6 +121,12 @@ struct task {
 
 struct free_node { void *raw; struct free_node *next; };
 
+/* Service requests (serve): take tasks, tasks done, tasks in use, an event
+ * fulfilled. */
+enum { RQ_STEAL = 1, RQ_DONE, RQ_ON, RQ_FULFILL };
+#define STEAL_MAX 16            /* tasks one steal takes, at most */
+#define DONE_MAX 64             /* completions one report carries, at most */
+
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -137,6 +146,9 @@ static struct {
     int next_victim;
     uint64_t remote_done, acquired;  /* remote completions: received, acquired */
     struct free_node *to_free;  /* blocks of lent tasks, for a team thread to free */
+    int fready[DSM_MAX_NODES];  /* stolen tasks queued here, per owner */
+    struct { uint64_t ref[DONE_MAX]; int n; } done[DSM_MAX_NODES];
+                                /* stolen tasks run, not yet reported */
     struct shim_task_stats st;
 } T = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
@@ -154,9 +166,6 @@ static struct task *current(void)
 
 /* ---- service requests ---- */
 
-enum { RQ_STEAL = 1, RQ_DONE, RQ_ON, RQ_FULFILL };
-#define STEAL_MAX 16
-#define DONE_MAX 64
 
 struct rq_head { uint32_t kind, n; };
 struct steal_desc { uint64_t fn, arg, ref; int32_t priority; uint32_t flags; };
@@ -230,6 +239,8 @@ static void enqueue(struct task *t)
     T.nready++;
     if (t->priority > 0)
         T.npri++;
+    if (t->foreign)
+        T.fready[t->owner]++;
     pthread_cond_broadcast(&T.cv);
 }
 
@@ -247,6 +258,8 @@ static void unlink_task(struct task *t)
     T.nready--;
     if (t->priority > 0)
         T.npri--;
+    if (t->foreign)
+        T.fready[t->owner]--;
 }
 
 static int is_descendant(const struct task *t, const struct task *anc)
@@ -479,7 +492,7 @@ static void finish(struct task *t);
 static void run_task(struct task *t)
 {
     struct task *prev = cur;
-    acquire_remote(1);
+    acquire_remote(0);          /* a predecessor that ran elsewhere */
     t->state = ST_RUNNING;
     cur = t;
     t->fn(t->arg);
@@ -489,17 +502,34 @@ static void run_task(struct task *t)
     finish(t);
 }
 
+/* A stolen task has run: its completion goes to the owner with the others
+ * of the same owner that ran here, once none is left in this rank's queue
+ * (one lock passage and one call for the batch). */
 static void report_done(struct task *t)
 {
-    /* Release the task's writes, then tell the owner. */
-    pass_lock(t->owner);
-    struct rq_head h = { RQ_DONE, 1 };
-    (void)dsm__call(t->owner, SHIM_SVC_TASKS, &h, sizeof h, &t->owner_ref,
-                    sizeof t->owner_ref, NULL, 0, NULL);
+    int owner = t->owner;
+    uint64_t refs[DONE_MAX];
+    int n = 0;
     pthread_mutex_lock(&T.mu);
-    T.foreign--;
-    pthread_cond_broadcast(&T.cv);
+    T.done[owner].ref[T.done[owner].n++] = t->owner_ref;
+    if (T.fready[owner] == 0 || T.done[owner].n == DONE_MAX) {
+        n = T.done[owner].n;
+        memcpy(refs, T.done[owner].ref, (size_t)n * sizeof refs[0]);
+        T.done[owner].n = 0;
+    }
     task_unref(t);              /* its children may still hold it */
+    pthread_mutex_unlock(&T.mu);
+    if (!n)
+        return;
+    /* Release the tasks' writes, then tell the owner. */
+    pass_lock(owner);
+    struct rq_head h = { RQ_DONE, (uint32_t)n };
+    (void)dsm__call(owner, SHIM_SVC_TASKS, &h, sizeof h, refs, (size_t)n * sizeof refs[0],
+                    NULL, 0, NULL);
+    pthread_mutex_lock(&T.mu);
+    T.foreign -= n;
+    T.st.reports++;
+    pthread_cond_broadcast(&T.cv);
     pthread_mutex_unlock(&T.mu);
 }
 
@@ -528,6 +558,12 @@ static void finish(struct task *t)
 static void wait_zero(long *count, struct task *self)
 {
     while (*count > 0) {
+        if (T.hungry && T.pub_seq != T.enq_seq && !T.publishing) {
+            pthread_mutex_unlock(&T.mu);
+            publish_if_hungry();
+            pthread_mutex_lock(&T.mu);
+            continue;
+        }
         struct task *t = pop(self);
         if (t) {
             pthread_mutex_unlock(&T.mu);
@@ -682,6 +718,7 @@ static void create(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *)
         return;
     }
     /* Undeferred: wait for its predecessors, then run it here. */
+    t->state = ST_HELD;
     while (t->npred > 0) {
         struct task *o = pop(parent);
         if (o) {
@@ -843,6 +880,16 @@ static int steal_round(int *all_done)
 
 /* ---- the barrier's part ---- */
 
+int shim_task_on(void)
+{
+    return __atomic_load_n(&T.on, __ATOMIC_ACQUIRE);
+}
+
+void shim_task_set_on(void)
+{
+    __atomic_store_n(&T.on, 1, __ATOMIC_RELEASE);
+}
+
 /* shim_task_barrier_end: the barrier is over (its DSM barrier passed, or
  * the region ended): the next one counts arrivals from zero. */
 void shim_task_region_begin(int local_count, int team_ranks)
@@ -899,6 +946,13 @@ void shim_task_quiesce(void)
     for (;;) {
         if (T.qgen != gen)
             break;
+        if (T.hungry && T.pub_seq != T.enq_seq && !T.publishing) {
+            /* A thief waits: publish before running more here. */
+            pthread_mutex_unlock(&T.mu);
+            publish_if_hungry();
+            pthread_mutex_lock(&T.mu);
+            continue;
+        }
         struct task *t = pop(NULL);
         if (t) {
             pthread_mutex_unlock(&T.mu);
@@ -1158,9 +1212,10 @@ void shim_task_report(void)
     if (!v || strcmp(v, "1") || !(st.created || st.stolen || st.steal_calls))
         return;
     fprintf(stderr, "ompshim[rank %d]: tasks: %lu created here, %lu lent to other ranks, "
-            "%lu stolen from them in %lu steal requests, %lu publications\n", shim.rank,
-            (unsigned long)st.created, (unsigned long)st.lent, (unsigned long)st.stolen,
-            (unsigned long)st.steal_calls, (unsigned long)st.publishes);
+            "%lu stolen from them in %lu steal requests, %lu completion reports, %lu "
+            "publications\n", shim.rank, (unsigned long)st.created, (unsigned long)st.lent,
+            (unsigned long)st.stolen, (unsigned long)st.steal_calls,
+            (unsigned long)st.reports, (unsigned long)st.publishes);
 }
 
 void shim_task_init(void)

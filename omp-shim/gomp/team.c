@@ -342,6 +342,7 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
     c->tpr = tpr;
     c->run_sched = shim.icv_sched;
     c->icv_nthreads = shim.icv_nthreads;
+    c->tasks_on = shim_task_on();
     c->run_chunk = shim.icv_chunk;
     c->ws_kind = ws_kind;
     if (ws_kind)
@@ -507,6 +508,8 @@ void shim_worker_loop(void)
             dsm_rt_trace(DSM_TR_JOIN, last, 0);
             continue;
         }
+        if (c->tasks_on)
+            shim_task_set_on();
         shim_task_region_begin(count, (n + tpr - 1) / tpr);
         if (shim.tls_size) {
             /* threadprivate: copyin reads the master's variables at their
