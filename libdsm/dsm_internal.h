@@ -453,6 +453,10 @@ DSM_HIDDEN int  dsm__page_shut(size_t p);
 DSM_HIDDEN void dsm__shut(size_t p);
 DSM_HIDDEN void dsm__unshut(size_t p);
 DSM_HIDDEN void dsm__unhold_own(const uint32_t *pages, size_t n);
+/* A fetched copy of page p landed (protocol.c install, page lock held):
+ * apply (apply = 1) or drop the ordered flushes' diffs kept for it while
+ * it was on the way. */
+DSM_HIDDEN void dsm__inflight_install(size_t p, int apply);
 /* 1 if the request names a held page: it is kept and served later. */
 DSM_HIDDEN int  dsm__held_defer(const struct dsm_wire_hdr *h, const void *payload);
 DSM_HIDDEN int  dsm__held_pending(void);

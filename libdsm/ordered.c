@@ -28,8 +28,9 @@
  *      hold (UPDATE; its own home pages too, as diffs against the twin made
  *      at the first write after a serve, or whole); each node shuts its
  *      copies, applies them (also to a twin, so that its own diff later
- *      leaves the writer's bytes out; a copy in flight is marked stale and
- *      fetched again), reopens them all at the last message, and acks;
+ *      leaves the writer's bytes out; a copy in flight keeps them and
+ *      takes them when it lands: update_copy), reopens them all at the
+ *      last message, and acks;
  *   3. the writer releases the holds (UNHOLD); the homes reopen the pages
  *      and serve the requests that waited.
  * A thread that sees any byte of the flush (a copy reopened at step 2, a
@@ -49,6 +50,7 @@
  * under the page's lock: a page may be held or shut by several writers'
  * flushes at once.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -69,6 +71,18 @@ int dsm__ordered_mode;
  * then on (never left writable without a trap), so that a page it serves
  * holds only released bytes (dsm__track_home_pages). */
 int dsm__home_tracked;
+
+/* Diffs of ordered flushes for copies that were in flight when they came
+ * (update_copy), applied when the copy lands (dsm__inflight_install).  Per
+ * page, entries of a 4-byte length and a diff, in arrival order. */
+struct inflight_upd {
+    uint32_t page;
+    size_t len, cap;
+    unsigned char *buf;
+};
+static pthread_mutex_t ifu_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct inflight_upd *ifu;
+static size_t nifu, capifu;
 
 /* Requests for held pages, served when the holds are gone. */
 struct held_req {
@@ -124,6 +138,13 @@ void dsm__ordered_fini(void)
     }
     hq_tail = &hq_head;
     hq_count = 0;
+    pthread_mutex_lock(&ifu_mu);
+    for (size_t i = 0; i < nifu; i++)
+        free(ifu[i].buf);
+    free(ifu);
+    ifu = NULL;
+    nifu = capifu = 0;
+    pthread_mutex_unlock(&ifu_mu);
 }
 
 int dsm__page_held(size_t p)
@@ -291,6 +312,76 @@ void dsm__serve_held(void)
     }
 }
 
+/* Keep a diff for page p, in flight here, until its copy lands.  Page lock
+ * held. */
+static void inflight_add(size_t p, const unsigned char *bytes, uint32_t len)
+{
+    pthread_mutex_lock(&ifu_mu);
+    struct inflight_upd *u = NULL;
+    for (size_t i = 0; i < nifu; i++)
+        if (ifu[i].page == p) {
+            u = &ifu[i];
+            break;
+        }
+    if (!u) {
+        if (nifu == capifu) {
+            size_t nc = capifu ? capifu * 2 : 8;
+            struct inflight_upd *v = realloc(ifu, nc * sizeof *v);
+            if (!v)
+                dsm__fatal("out of private memory keeping an update for page %zu", p);
+            ifu = v;
+            capifu = nc;
+        }
+        u = &ifu[nifu++];
+        u->page = (uint32_t)p;
+        u->len = u->cap = 0;
+        u->buf = NULL;
+    }
+    if (u->len + 4 + len > u->cap) {
+        size_t nc = u->cap ? u->cap : 256;
+        while (nc < u->len + 4 + len)
+            nc *= 2;
+        unsigned char *v = realloc(u->buf, nc);
+        if (!v)
+            dsm__fatal("out of private memory keeping an update for page %zu", p);
+        u->buf = v;
+        u->cap = nc;
+    }
+    memcpy(u->buf + u->len, &len, 4);
+    memcpy(u->buf + u->len + 4, bytes, len);
+    u->len += 4 + len;
+    pthread_mutex_unlock(&ifu_mu);
+}
+
+/* Page p's copy is in the system view (protocol.c install, page lock held):
+ * apply the diffs that came for it meanwhile, in order, or drop them if the
+ * copy is stale and will be fetched again. */
+void dsm__inflight_install(size_t p, int apply)
+{
+    if (!__atomic_load_n(&nifu, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&ifu_mu);
+    for (size_t i = 0; i < nifu; i++) {
+        if (ifu[i].page != p)
+            continue;
+        struct inflight_upd u = ifu[i];
+        ifu[i] = ifu[nifu - 1];
+        __atomic_store_n(&nifu, nifu - 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&ifu_mu);
+        for (size_t pos = 0; apply && pos < u.len;) {
+            uint32_t len;
+            memcpy(&len, u.buf + pos, 4);
+            if (dsm__diff_apply(dsm__sys_page(p), dsm__g.page_size, u.buf + pos + 4, len) < 0)
+                dsm__fatal("internal error: a kept update of page %zu does not apply", p);
+            pos += 4 + len;
+            DSM_STAT_ADD(flush_updates, 1);
+        }
+        free(u.buf);
+        return;
+    }
+    pthread_mutex_unlock(&ifu_mu);
+}
+
 /* Apply one entry to this node's copy of page p, which stays shut until
  * the sender's last UPDATE of this flush; 1 if it was shut. */
 static int update_copy(size_t p, const unsigned char *bytes, uint32_t len, int full,
@@ -305,8 +396,31 @@ static int update_copy(size_t p, const unsigned char *bytes, uint32_t len, int f
         return 0;
     }
     if (pg->state == DSM_P_IN_FLIGHT) {
-        /* The copy under way may have left the home before the diff went
-         * in there: the faulting thread fetches it again. */
+        /* The copy under way left the home either before the diff went in
+         * there (it lacks the diff) or after the sender's UNHOLD (the home
+         * held the page until this node acknowledged this UPDATE: it has the
+         * diff).  Applying the diff when the copy lands is right either
+         * way: the diff holds only the sender's bytes, and a later write of
+         * them that the copy may hold reaches this node after this diff (an
+         * UPDATE) or drops the copy (a notice).  The copy stays shut until
+         * the sender's last UPDATE, as the others of the flush do.
+         * Fetching the copy again instead (as before) starved a thread
+         * here: a home that flushes in a loop (threads polling a flag)
+         * sends its stack page at each flush, so that nearly every fetch of
+         * it met an UPDATE (tests/omp flush_flag, "the ready flag is 15"
+         * after 20 s, about 1 run in 250).  A whole page (FULL) would put
+         * the home's old bytes over newer ones of other writers that the
+         * copy may hold, a prefetch lands elsewhere, and a one-sided read
+         * (DSM_COMM=rma) does not wait for holds: those fetch again. */
+        if (!full && !(pg->flags & (DSM_PF_STALE | DSM_PF_PREFETCHING)) &&
+            (!dsm__g.ops->get_page || (pg->flags & DSM_PF_NOTRAP))) {
+            if (dsm__diff_check(ps, bytes, len) < 0)
+                dsm__fatal("malformed update from rank %d for page %zu", src, p);
+            inflight_add(p, bytes, len);
+            dsm__shut(p);
+            dsm__page_unlock(p);
+            return 1;
+        }
         pg->flags |= DSM_PF_STALE;
         dsm__page_unlock(p);
         return 0;

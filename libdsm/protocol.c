@@ -288,9 +288,15 @@ static void install(size_t p)
          * predate the notice, so the faulting thread must fetch again. */
         pg->flags &= (uint8_t)~DSM_PF_STALE;
         pg->state = DSM_P_INVALID;
+        dsm__inflight_install(p, 0);
     } else {
+        /* Ordered flushes' diffs that came while it was on the way go in
+         * first (ordered.c update_copy); it then stays shut until the last
+         * UPDATE of their flush, which opens it. */
+        dsm__inflight_install(p, 1);
         struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_FETCHED, 0);
-        dsm__vm_protect(p, 1, dsm__page_prot(t.next));
+        if (!dsm__page_shut(p))
+            dsm__vm_protect(p, 1, dsm__page_prot(t.next));
         pg->state = t.next;
     }
     dsm__page_unlock(p);
