@@ -786,7 +786,7 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
         T.st.lent += n;
         r->n = n;
         r->done = (uint32_t)rank_done();
-        *reply_len = sizeof *r - (STEAL_MAX - n) * sizeof r->d[0];
+            *reply_len = sizeof *r - (STEAL_MAX - n) * sizeof r->d[0];
         break;
     }
     case RQ_DONE:
@@ -829,7 +829,7 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
 }
 
 /* One thread of an idle rank asks the team's other ranks for tasks, one
- * after the other from a rotating start: returns the number taken; *all_done
+ * after the other, from the last one that gave some: returns the number taken; *all_done
  * is set if every one said it was done. */
 static int steal_round(int *all_done)
 {
@@ -837,8 +837,8 @@ static int steal_round(int *all_done)
     struct rq_head h = { RQ_STEAL, STEAL_MAX };
     int ranks = T.team_ranks;
     *all_done = 1;
-    for (int k = 1; k < ranks; k++) {
-        int v = (shim.rank + T.next_victim + k) % ranks;
+    for (int k = 0; k < ranks; k++) {
+        int v = (T.next_victim + k) % ranks;   /* the last victim first */
         if (v == shim.rank)
             continue;
         size_t got = 0;
@@ -851,7 +851,7 @@ static int steal_round(int *all_done)
             *all_done = 0;
         if (r.n == 0)
             continue;
-        T.next_victim = (v - shim.rank + ranks) % ranks;
+        T.next_victim = v;
         /* Acquire what the victim released when it published them. */
         pass_lock(v);
         pthread_mutex_lock(&T.mu);

@@ -31,7 +31,9 @@
 #define NTASKS 40
 #define EXTRA0 32               /* thread 0's extra tasks, "every thread" */
 #define PER_THREAD 2
-#define STEPS 500000L           /* about 1-3 ms on one core */
+#define STEPS 2000000L          /* about 4-12 ms on one core: a rank whose
+                                 * process starts late on a full host (30 ms
+                                 * seen) still finds tasks left */
 #define MAX_TASKS (OT_MAX_THREADS * PER_THREAD + EXTRA0)
 
 static unsigned long result[MAX_TASKS], expected[MAX_TASKS];
