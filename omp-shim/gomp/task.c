@@ -117,6 +117,7 @@ struct task {
     uint64_t owner_ref;
     struct task_group proxy;    /* foreign with a taskgroup: its descendants */
     struct task *next, *prev;   /* the ready queue */
+    struct task *lnext, *lprev; /* lent: T.lent_head's list */
 };
 
 struct free_node { void *raw; struct free_node *next; };
@@ -126,11 +127,13 @@ struct free_node { void *raw; struct free_node *next; };
 enum { RQ_STEAL = 1, RQ_DONE, RQ_ON, RQ_FULFILL };
 #define STEAL_MAX 16            /* tasks one steal takes, at most */
 #define DONE_MAX 64             /* completions one report carries, at most */
+#define STEAL_ONLY_MAX 512      /* lent tasks a waiting thread's steal names */
 
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct task *head, *tail;   /* ready queue: oldest at head */
+    struct task *lent_head;     /* tasks running on other ranks */
     long nready, npri;
     long live;                  /* tasks owned here and not complete */
     long foreign;               /* tasks stolen here and not complete */
@@ -147,7 +150,7 @@ static struct {
     uint64_t remote_done, acquired;  /* remote completions: received, acquired */
     struct free_node *to_free;  /* blocks of lent tasks, for a team thread to free */
     int fready[DSM_MAX_NODES];  /* stolen tasks queued here, per owner */
-    struct { uint64_t ref[DONE_MAX]; int n; } done[DSM_MAX_NODES];
+    struct { uint64_t ref[DONE_MAX]; int n; uint64_t since; } done[DSM_MAX_NODES];
                                 /* stolen tasks run, not yet reported */
     struct shim_task_stats st;
 } T = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
@@ -502,17 +505,30 @@ static void run_task(struct task *t)
     finish(t);
 }
 
-/* A stolen task has run: its completion goes to the owner with the others
- * of the same owner that ran here, once none is left in this rank's queue
- * (one lock passage and one call for the batch). */
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A stolen task has run: its completion goes to the owner together with
+ * the others of the same owner that ran here, once none is left in this
+ * rank's queue or the oldest has waited REPORT_NS (one lock passage and one
+ * call for the batch: tiny tasks cost a round trip each otherwise, while
+ * the owner may wait for them in a taskwait). */
+#define REPORT_NS 200000u
 static void report_done(struct task *t)
 {
     int owner = t->owner;
-    uint64_t refs[DONE_MAX];
+    uint64_t refs[DONE_MAX], now = now_ns();
     int n = 0;
     pthread_mutex_lock(&T.mu);
+    if (T.done[owner].n == 0)
+        T.done[owner].since = now;
     T.done[owner].ref[T.done[owner].n++] = t->owner_ref;
-    if (T.fready[owner] == 0 || T.done[owner].n == DONE_MAX) {
+    if (T.fready[owner] == 0 || T.done[owner].n == DONE_MAX ||
+        now - T.done[owner].since >= REPORT_NS) {
         n = T.done[owner].n;
         memcpy(refs, T.done[owner].ref, (size_t)n * sizeof refs[0]);
         T.done[owner].n = 0;
@@ -553,10 +569,28 @@ static void finish(struct task *t)
         shim_dsm_free(raw);
 }
 
+static void timed_wait(long us)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += us * 1000;
+    while (ts.tv_nsec >= 1000000000L) {
+        ts.tv_nsec -= 1000000000L;
+        ts.tv_sec++;
+    }
+    (void)pthread_cond_timedwait(&T.cv, &T.mu, &ts);
+}
+
+static int steal_round(int *all_done, const uint64_t *only, size_t nonly,
+                       struct task *waiter);
+
 /* Wait, running tasks, until *count is 0 (a task's children or a
- * taskgroup); T.mu held on entry and exit. */
+ * taskgroup); T.mu held on entry and exit.  Only descendants of self may
+ * run here; when none is ready here but some descend from a task this rank
+ * lent, ask the ranks that run those for their descendants. */
 static void wait_zero(long *count, struct task *self)
 {
+    long backoff = 50;
     while (*count > 0) {
         if (T.hungry && T.pub_seq != T.enq_seq && !T.publishing) {
             pthread_mutex_unlock(&T.mu);
@@ -569,15 +603,38 @@ static void wait_zero(long *count, struct task *self)
             pthread_mutex_unlock(&T.mu);
             run_task(t);
             pthread_mutex_lock(&T.mu);
+            backoff = 50;
             continue;
         }
-        if (T.hungry && T.pub_seq != T.enq_seq && !T.publishing) {
-            pthread_mutex_unlock(&T.mu);
-            publish_if_hungry();
-            pthread_mutex_lock(&T.mu);
-            continue;
+        if (T.team_ranks > 1 && !T.stealing) {
+            uint64_t only[STEAL_ONLY_MAX];
+            size_t n = 0;
+            for (struct task *l = T.lent_head; l && n < STEAL_ONLY_MAX; l = l->lnext)
+                if (l == self || is_descendant(l, self))
+                    only[n++] = (uint64_t)(uintptr_t)l;
+            if (n) {
+                T.stealing = 1;
+                pthread_mutex_unlock(&T.mu);
+                int all_done;
+                int got = steal_round(&all_done, only, n, self);
+                pthread_mutex_lock(&T.mu);
+                T.stealing = 0;
+                pthread_cond_broadcast(&T.cv);
+                if (got) {
+                    backoff = 50;
+                    continue;
+                }
+                if (*count > 0)
+                    timed_wait(backoff);
+                if (backoff < 2000)
+                    backoff *= 2;
+                continue;
+            }
         }
-        pthread_cond_wait(&T.cv, &T.mu);
+        if (T.stealing)
+            timed_wait(1000);
+        else
+            pthread_cond_wait(&T.cv, &T.mu);
     }
 }
 
@@ -742,6 +799,25 @@ static int rank_done(void)
             T.nready == 0);
 }
 
+/* Task t may go to rank src: any task if the request names none, else one
+ * that descends from a task src lent here whose reference is in only[]. */
+static int stealable(const struct task *t, int src, const uint64_t *only, size_t nonly)
+{
+    if (!nonly)
+        return 1;
+    while (t->parent && !t->foreign)
+        t = t->parent;
+    if (!t->foreign || t->owner != src)
+        return 0;
+    for (size_t i = 0; i < nonly; i++) {
+        uint64_t v;
+        memcpy(&v, &only[i], 8);
+        if (v == t->owner_ref)
+            return 1;
+    }
+    return 0;
+}
+
 static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *reply_len)
 {
     struct rq_head h;
@@ -756,22 +832,32 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
         __atomic_store_n(&T.on, 1, __ATOMIC_RELEASE);
         break;
     case RQ_STEAL: {
+        /* The body, if any, lists tasks the thief lent to this rank that
+         * descend from a task it waits for: only their descendants may go
+         * (it may run nothing else there). */
         struct steal_reply *r = reply;
+        const uint64_t *only = (const uint64_t *)(const void *)body;
+        size_t nonly = (len - sizeof h) / 8;
         long pub = 0;
         for (struct task *t = T.head; t; t = t->next)
-            if (t->qseq <= T.pub_seq)
+            if (t->qseq <= T.pub_seq && stealable(t, src, only, nonly))
                 pub++;
-        long want = (pub + 1) / 2;
+        long want = (pub + 3) / 4;      /* leave most: a subtree each */
         if (want > STEAL_MAX)
             want = STEAL_MAX;
         uint32_t n = 0;
         for (struct task *t = T.head, *nx; t && n < want; t = nx) {
             nx = t->next;
-            if (t->qseq > T.pub_seq)
+            if (t->qseq > T.pub_seq || !stealable(t, src, only, nonly))
                 continue;
             unlink_task(t);
             t->lent = 1;
             t->state = ST_RUNNING;
+            t->lprev = NULL;
+            t->lnext = T.lent_head;
+            if (T.lent_head)
+                T.lent_head->lprev = t;
+            T.lent_head = t;
             struct steal_desc *d = &r->d[n++];
             d->fn = (uint64_t)(uintptr_t)t->fn;
             d->arg = (uint64_t)(uintptr_t)t->arg;
@@ -786,7 +872,7 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
         T.st.lent += n;
         r->n = n;
         r->done = (uint32_t)rank_done();
-            *reply_len = sizeof *r - (STEAL_MAX - n) * sizeof r->d[0];
+        *reply_len = sizeof *r - (STEAL_MAX - n) * sizeof r->d[0];
         break;
     }
     case RQ_DONE:
@@ -795,7 +881,15 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
             memcpy(&ref, body + 8 * i, 8);
             struct task *t = (struct task *)(uintptr_t)ref;
             t->body_done = 1;
-            t->lent = 0;
+            if (t->lent) {
+                if (t->lprev)
+                    t->lprev->lnext = t->lnext;
+                else
+                    T.lent_head = t->lnext;
+                if (t->lnext)
+                    t->lnext->lprev = t->lprev;
+                t->lent = 0;
+            }
             if (!t->detach_pending) {
                 complete(t);
                 defer_free(t->raw);
@@ -831,10 +925,10 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
 /* One thread of an idle rank asks the team's other ranks for tasks, one
  * after the other, from the last one that gave some: returns the number taken; *all_done
  * is set if every one said it was done. */
-static int steal_round(int *all_done)
+static int steal_round(int *all_done, const uint64_t *only, size_t nonly, struct task *waiter)
 {
     struct steal_reply r = { 0, 0, { { 0, 0, 0, 0, 0 } } };
-    struct rq_head h = { RQ_STEAL, STEAL_MAX };
+    struct rq_head h = { RQ_STEAL, (uint32_t)nonly };
     int ranks = T.team_ranks;
     *all_done = 1;
     for (int k = 0; k < ranks; k++) {
@@ -843,7 +937,7 @@ static int steal_round(int *all_done)
             continue;
         size_t got = 0;
         r.n = r.done = 0;
-        (void)dsm__call(v, SHIM_SVC_TASKS, &h, sizeof h, NULL, 0, &r, sizeof r, &got);
+        (void)dsm__call(v, SHIM_SVC_TASKS, &h, sizeof h, only, nonly * 8, &r, sizeof r, &got);
         pthread_mutex_lock(&T.mu);
         T.st.steal_calls++;
         pthread_mutex_unlock(&T.mu);
@@ -867,6 +961,12 @@ static int steal_round(int *all_done)
             t->final = (r.d[i].flags & SD_FINAL) != 0;
             if (r.d[i].flags & SD_GROUP)
                 t->group = &t->proxy;
+            if (waiter) {
+                /* Taken for a waiting task: counted as its descendant,
+                 * so that the wait may run it. */
+                t->parent = waiter;
+                waiter->refs++;
+            }
             T.foreign++;
             enqueue(t);
         }
@@ -906,17 +1006,6 @@ void shim_task_dsm_barrier(int in)
     __atomic_store_n(&T.in_dsm_barrier, in, __ATOMIC_RELEASE);
 }
 
-static void timed_wait(long us)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += us * 1000;
-    while (ts.tv_nsec >= 1000000000L) {
-        ts.tv_nsec -= 1000000000L;
-        ts.tv_sec++;
-    }
-    (void)pthread_cond_timedwait(&T.cv, &T.mu, &ts);
-}
 
 void shim_task_barrier_end(void)
 {
@@ -972,7 +1061,7 @@ void shim_task_quiesce(void)
             T.stealing = 1;
             pthread_mutex_unlock(&T.mu);
             int all_done;
-            int got = steal_round(&all_done);
+            int got = steal_round(&all_done, NULL, 0, NULL);
             pthread_mutex_lock(&T.mu);
             T.stealing = 0;
             if (got) {
