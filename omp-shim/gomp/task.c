@@ -518,25 +518,16 @@ static uint64_t now_ns(void)
  * call for the batch: tiny tasks cost a round trip each otherwise, while
  * the owner may wait for them in a taskwait). */
 #define REPORT_NS 200000u
-static void report_done(struct task *t)
+/* Send the completions held for owner (T.mu held; dropped meanwhile). */
+static void send_reports(int owner)
 {
-    int owner = t->owner;
-    uint64_t refs[DONE_MAX], now = now_ns();
-    int n = 0;
-    pthread_mutex_lock(&T.mu);
-    if (T.done[owner].n == 0)
-        T.done[owner].since = now;
-    T.done[owner].ref[T.done[owner].n++] = t->owner_ref;
-    if (T.fready[owner] == 0 || T.done[owner].n == DONE_MAX ||
-        now - T.done[owner].since >= REPORT_NS) {
-        n = T.done[owner].n;
-        memcpy(refs, T.done[owner].ref, (size_t)n * sizeof refs[0]);
-        T.done[owner].n = 0;
-    }
-    task_unref(t);              /* its children may still hold it */
-    pthread_mutex_unlock(&T.mu);
+    uint64_t refs[DONE_MAX];
+    int n = T.done[owner].n;
     if (!n)
         return;
+    memcpy(refs, T.done[owner].ref, (size_t)n * sizeof refs[0]);
+    T.done[owner].n = 0;
+    pthread_mutex_unlock(&T.mu);
     /* Release the tasks' writes, then tell the owner. */
     pass_lock(owner);
     struct rq_head h = { RQ_DONE, (uint32_t)n };
@@ -546,6 +537,29 @@ static void report_done(struct task *t)
     T.foreign -= n;
     T.st.reports++;
     pthread_cond_broadcast(&T.cv);
+}
+
+/* Before a thread waits: no completion stays held here (its owner may be
+ * waiting for it while this rank waits for the owner).  T.mu held. */
+static void send_all_reports(void)
+{
+    for (int r = 0; r < T.team_ranks && r < DSM_MAX_NODES; r++)
+        if (T.done[r].n)
+            send_reports(r);
+}
+
+static void report_done(struct task *t)
+{
+    int owner = t->owner;
+    uint64_t now = now_ns();
+    pthread_mutex_lock(&T.mu);
+    if (T.done[owner].n == 0)
+        T.done[owner].since = now;
+    T.done[owner].ref[T.done[owner].n++] = t->owner_ref;
+    task_unref(t);              /* its children may still hold it */
+    if (T.fready[owner] == 0 || T.done[owner].n == DONE_MAX ||
+        now - T.done[owner].since >= REPORT_NS)
+        send_reports(owner);
     pthread_mutex_unlock(&T.mu);
 }
 
@@ -624,6 +638,7 @@ static void wait_zero(long *count, struct task *self)
                     backoff = 50;
                     continue;
                 }
+                send_all_reports();
                 if (*count > 0)
                     timed_wait(backoff);
                 if (backoff < 2000)
@@ -631,6 +646,9 @@ static void wait_zero(long *count, struct task *self)
                 continue;
             }
         }
+        send_all_reports();
+        if (*count <= 0)
+            break;
         if (T.stealing)
             timed_wait(1000);
         else
@@ -784,7 +802,9 @@ static void create(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *)
             pthread_mutex_lock(&T.mu);
             continue;
         }
-        pthread_cond_wait(&T.cv, &T.mu);
+        send_all_reports();
+        if (t->npred > 0)
+            pthread_cond_wait(&T.cv, &T.mu);
     }
     pthread_mutex_unlock(&T.mu);
     run_task(t);
@@ -927,7 +947,13 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
  * is set if every one said it was done. */
 static int steal_round(int *all_done, const uint64_t *only, size_t nonly, struct task *waiter)
 {
-    struct steal_reply r = { 0, 0, { { 0, 0, 0, 0, 0 } } };
+    /* The reply lands in private memory (dsm__call's contract: it is
+     * written under the progress token), not on this thread's stack,
+     * which is shared memory. */
+    static __thread struct steal_reply *rp;
+    if (!rp)
+        rp = xcalloc(1, sizeof *rp);
+    struct steal_reply r;
     struct rq_head h = { RQ_STEAL, (uint32_t)nonly };
     int ranks = T.team_ranks;
     *all_done = 1;
@@ -936,8 +962,9 @@ static int steal_round(int *all_done, const uint64_t *only, size_t nonly, struct
         if (v == shim.rank)
             continue;
         size_t got = 0;
-        r.n = r.done = 0;
-        (void)dsm__call(v, SHIM_SVC_TASKS, &h, sizeof h, only, nonly * 8, &r, sizeof r, &got);
+        rp->n = rp->done = 0;
+        (void)dsm__call(v, SHIM_SVC_TASKS, &h, sizeof h, only, nonly * 8, rp, sizeof *rp, &got);
+        memcpy(&r, rp, sizeof r);
         pthread_mutex_lock(&T.mu);
         T.st.steal_calls++;
         pthread_mutex_unlock(&T.mu);
@@ -1056,6 +1083,7 @@ void shim_task_quiesce(void)
             pthread_mutex_lock(&T.mu);
             continue;
         }
+        send_all_reports();
         int here_done = T.arrived == T.local_count && T.live == 0 && T.foreign == 0;
         if (T.team_ranks > 1 && !T.stealing) {
             T.stealing = 1;

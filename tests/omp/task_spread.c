@@ -31,9 +31,10 @@
 #define NTASKS 40
 #define EXTRA0 32               /* thread 0's extra tasks, "every thread" */
 #define PER_THREAD 2
-#define STEPS 2000000L          /* about 4-12 ms on one core: a rank whose
-                                 * process starts late on a full host (30 ms
-                                 * seen) still finds tasks left */
+#define STEPS 4000000L          /* about 8-24 ms on one core: a rank whose
+                                 * process starts late on a full host (30 ms;
+                                 * more under make check -j2) still finds
+                                 * tasks left */
 #define MAX_TASKS (OT_MAX_THREADS * PER_THREAD + EXTRA0)
 
 static unsigned long result[MAX_TASKS], expected[MAX_TASKS];
