@@ -93,6 +93,12 @@ enum dsm_trace_kind {
     DSM_TR_FORK,             /* a runtime's parallel region starts (dsm_rt_trace):
                               * a=region sequence, b=team size */
     DSM_TR_JOIN,             /* a runtime's parallel region ends: a=region sequence */
+    DSM_TR_TASK_BEGIN,       /* a runtime's task starts on this thread: a=task id
+                              * (unique on its owner), b=owner rank + 1 if it was
+                              * stolen from that rank, 0 if made on this rank */
+    DSM_TR_TASK_END,         /* the task ends: a, b as TASK_BEGIN */
+    DSM_TR_STEAL,            /* a runtime asked another rank for tasks: a=victim
+                              * rank, b=tasks taken (0: none) */
     DSM_TR_NKINDS
 };
 

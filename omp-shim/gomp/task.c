@@ -498,7 +498,11 @@ static void run_task(struct task *t)
     acquire_remote(0);          /* a predecessor that ran elsewhere */
     t->state = ST_RUNNING;
     cur = t;
+    uint64_t id = t->foreign ? t->owner_ref : (uint64_t)(uintptr_t)t;
+    uint64_t from = t->foreign ? (uint64_t)t->owner + 1 : 0;
+    dsm_rt_trace(DSM_TR_TASK_BEGIN, id, from);
     t->fn(t->arg);
+    dsm_rt_trace(DSM_TR_TASK_END, id, from);
     if (t->foreign && t->group == &t->proxy)
         wait_group(&t->proxy, t);       /* its descendants in the owner's group */
     cur = prev;
@@ -968,6 +972,7 @@ static int steal_round(int *all_done, const uint64_t *only, size_t nonly, struct
         pthread_mutex_lock(&T.mu);
         T.st.steal_calls++;
         pthread_mutex_unlock(&T.mu);
+        dsm_rt_trace(DSM_TR_STEAL, (uint64_t)v, r.n);
         if (!r.done)
             *all_done = 0;
         if (r.n == 0)

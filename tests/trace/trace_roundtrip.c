@@ -90,6 +90,9 @@ int main(int argc, char **argv)
     DSM_TRACE_PREFETCH(123, 4);
     DSM_TRACE(DSM_TR_FORK, 0, -1, 77, 3);
     DSM_TRACE(DSM_TR_JOIN, 0, -1, 77, 0);
+    DSM_TRACE(DSM_TR_TASK_BEGIN, 0, -1, 55, 0);
+    DSM_TRACE(DSM_TR_TASK_END, 0, -1, 55, 0);
+    DSM_TRACE(DSM_TR_STEAL, 0, -1, (uint64_t)((rank + 1) % nodes), 2);
     dsm_barrier();
     CHECK(*lock_ctr == nodes, "lock counter %ld, expected %d", *lock_ctr, nodes);
     CHECK(*atomic_ctr == nodes, "atomic counter %ld, expected %d", *atomic_ctr, nodes);
@@ -166,6 +169,15 @@ int main(int argc, char **argv)
                       (unsigned long)e->b);
                 break;
             case DSM_TR_FORK: CHECK(e->a == 77 && e->b == 3, "fork %lu", (unsigned long)e->a); break;
+            case DSM_TR_TASK_BEGIN:
+            case DSM_TR_TASK_END:
+                CHECK(e->a == 55 && e->b == 0, "task %lu from %lu", (unsigned long)e->a,
+                      (unsigned long)e->b);
+                break;
+            case DSM_TR_STEAL:
+                CHECK(e->a == (uint64_t)((rank + 1) % nodes) && e->b == 2, "steal from %lu: %lu",
+                      (unsigned long)e->a, (unsigned long)e->b);
+                break;
             case DSM_TR_JOIN: CHECK(e->a == 77, "join %lu", (unsigned long)e->a); break;
             case DSM_TR_ATOMIC_BEGIN:
                 CHECK(e->peer == 0 && e->sub == DSM_AOP_FETCH_ADD, "atomic at %d op %d", e->peer, e->sub);

@@ -17,7 +17,7 @@
 struct rrow {
     double span, compute, compute_cpu, fault, barrier, lock, atomic, other, handling;
     uint64_t rfaults, wfaults, inflight, rmr, pages_fetched, barriers, barrier_msgs,
-             locks, prefetches, forks;
+             locks, prefetches, forks, tasks, tasks_stolen, steals, steals_empty;
     double rmr_ns, barrier_ns, lock_ns;
     uint64_t sent[NT], sent_bytes[NT], recv[NT], recv_bytes[NT];
     uint64_t msgs_sent, bytes_sent, msgs_recv;
@@ -92,6 +92,17 @@ static void rank_row(const struct tr_rank *rk, int rank, struct rrow *o)
             case DSM_TR_FORK:
                 o->forks++;
                 break;
+            case DSM_TR_TASK_BEGIN:
+                o->tasks++;
+                if (e->b)
+                    o->tasks_stolen++;
+                break;
+            case DSM_TR_STEAL:
+                if (e->b)
+                    o->steals++;
+                else
+                    o->steals_empty++;
+                break;
             default:
                 break;
             }
@@ -123,7 +134,7 @@ static void add(struct rrow *t, const struct rrow *r)
     for (int i = 0; i < 9; i++)
         td[i] += rd[i];
     uint64_t *tu = &t->rfaults; const uint64_t *ru = &r->rfaults;
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 14; i++)        /* rfaults .. steals_empty */
         tu[i] += ru[i];
     t->rmr_ns += r->rmr_ns; t->barrier_ns += r->barrier_ns; t->lock_ns += r->lock_ns;
     for (int i = 0; i < NT; i++) {
@@ -150,7 +161,9 @@ static void print_json(FILE *out, const char *who, const struct rrow *r, uint64_
             ",\"rmr_count\":%" PRIu64 ",\"rmr_ms\":%.4f,\"pages_fetched\":%" PRIu64
             ",\"barriers\":%" PRIu64 ",\"barrier_ms\":%.4f,\"msgs_per_barrier\":%.2f"
             ",\"lock_acquires\":%" PRIu64 ",\"lock_wait_ms\":%.4f,\"prefetches\":%" PRIu64
-            ",\"forks\":%" PRIu64 ",\"msgs_sent\":%" PRIu64 ",\"bytes_sent\":%" PRIu64
+            ",\"forks\":%" PRIu64 ",\"tasks_run\":%" PRIu64 ",\"tasks_stolen\":%" PRIu64
+            ",\"steals\":%" PRIu64 ",\"steals_empty\":%" PRIu64
+            ",\"msgs_sent\":%" PRIu64 ",\"bytes_sent\":%" PRIu64
             ",\"msgs_received\":%" PRIu64 ",\"by_type\":{",
             who, nodes, r->span, r->compute, r->compute_cpu, r->fault, r->barrier, r->lock,
             r->atomic, r->other, r->handling, busy > 0 ? r->compute / busy : 0,
@@ -159,8 +172,9 @@ static void print_json(FILE *out, const char *who, const struct rrow *r, uint64_
             r->rfaults, r->wfaults, r->inflight, r->rmr, mean_ms(r->rmr_ns, r->rmr),
             r->pages_fetched, job_barriers, mean_ms(r->barrier_ns, r->barriers),
             job_barriers ? (double)r->barrier_msgs / (double)job_barriers : 0,
-            r->locks, mean_ms(r->lock_ns, r->locks), r->prefetches, r->forks,
-            r->msgs_sent, r->bytes_sent, r->msgs_recv);
+            r->locks, mean_ms(r->lock_ns, r->locks), r->prefetches, r->forks, r->tasks,
+            r->tasks_stolen, r->steals, r->steals_empty, r->msgs_sent, r->bytes_sent,
+            r->msgs_recv);
     int first = 1;
     for (int i = 1; i < NT; i++) {
         if (!r->sent[i] && !r->recv[i])
@@ -244,6 +258,16 @@ int cmd_report(const struct tr_trace *t, int json, FILE *out)
                 "requests %" PRIu64 "; parallel regions %" PRIu64 "\n",
                 tot.rfaults, tot.wfaults, tot.inflight,
                 tot.compute > 0 ? tot.compute_cpu / tot.compute : 0, tot.prefetches, tot.forks);
+        if (tot.tasks || tot.steals || tot.steals_empty) {
+            fprintf(out, "tasks: %" PRIu64 " run, %" PRIu64 " of them stolen from another "
+                    "rank; steal requests %" PRIu64 " (%" PRIu64 " of them took nothing)\n",
+                    tot.tasks, tot.tasks_stolen, tot.steals + tot.steals_empty,
+                    tot.steals_empty);
+            for (int i = 0; i < t->nranks; i++)
+                fprintf(out, "  rank %d: %" PRIu64 " tasks run, %" PRIu64 " stolen, %" PRIu64
+                        " steal requests\n", i, rows[i].tasks, rows[i].tasks_stolen,
+                        rows[i].steals + rows[i].steals_empty);
+        }
     }
     free(rows);
     return 0;

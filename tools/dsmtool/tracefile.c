@@ -23,7 +23,8 @@ static const char *kinds[DSM_TR_NKINDS] = {
     "?", "thread", "init", "finalize", "compute", "fault_begin", "fault_end", "send",
     "recv", "handled", "wait_begin", "wait_end", "complete", "barrier_enter",
     "barrier_leave", "lock_req", "lock_grant", "lock_release", "lock_released",
-    "atomic_begin", "atomic_end", "prefetch", "fork", "join",
+    "atomic_begin", "atomic_end", "prefetch", "fork", "join", "task_begin", "task_end",
+    "steal",
 };
 
 const char *tr_kind_name(int kind)
