@@ -9,11 +9,16 @@
  * taskgroup: only descendants of the waiting task, as libgomp does, so that a
  * suspended tied task never waits behind an unrelated one), any task at a
  * barrier or at the end of a region.  A thread of another rank that is idle
- * at a barrier steals: one service call (SHIM_SVC_TASKS) takes up to half of
- * the oldest published tasks of a victim, and reports whether the victim is
- * done.  The stolen task runs on the thief with the victim's argument block
- * (same address everywhere: GCC's copy functions may leave pointers into the
- * block itself), and its completion goes back to the owner in another call.
+ * at a barrier steals: one service call (SHIM_SVC_TASKS) takes a quarter of
+ * the oldest published tasks of a victim (at least one, at most STEAL_MAX),
+ * and tells whether the victim is done.  A thread waiting in taskwait or at
+ * a taskgroup's end for tasks its rank lent asks for their descendants only
+ * (the request names the lent tasks).  The stolen task runs on the thief
+ * with the victim's argument block (same address everywhere: GCC's copy
+ * functions may leave pointers into the block itself); completions go back
+ * to the owner in batches (report_done), never held while a thread waits.
+ * The statistics are T.st (DSM_STATS=1) and the trace's TASK_BEGIN,
+ * TASK_END and STEAL events.
  *
  * Memory (OpenMP: creating a task, completing it and waiting for it order
  * memory): within a rank the threads share the pages, and T.mu orders them.
@@ -32,7 +37,7 @@
  * dsm_flush (the ordered flush) was the first choice; with it, atomic
  * updates made by tasks on two ranks were lost (tests/omp/taskgroup on 2 x 2,
  * 4 runs in 30: the final count short by 1 to 156); with the lock passages,
- * 0 in 100.  docs/RESULTS.md and the issue's note have the numbers.
+ * 0 in 100 (the commit that made the change has the numbers).
  * The barrier that ends a region or a team barrier is a DSM barrier: a
  * release and an acquire for everything.
  *
