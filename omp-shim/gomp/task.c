@@ -113,6 +113,7 @@ struct task {
     int priority;
     unsigned char final;        /* its children are included (run at once) */
     unsigned char implicit;     /* a thread's implicit task (never freed) */
+    unsigned char onstack;      /* run_now's record: gone when it returns */
     unsigned char foreign;      /* stolen from rank owner */
     unsigned char lent;         /* running on another rank */
     unsigned char body_done;
@@ -155,7 +156,7 @@ static struct {
     uint64_t remote_done, acquired;  /* remote completions: received, acquired */
     struct free_node *to_free;  /* blocks of lent tasks, for a team thread to free */
     int fready[DSM_MAX_NODES];  /* stolen tasks queued here, per owner */
-    struct { uint64_t ref[DONE_MAX]; int n; uint64_t since; } done[DSM_MAX_NODES];
+    struct { uint64_t ref[DONE_MAX]; int n; double since; } done[DSM_MAX_NODES];
                                 /* stolen tasks run, not yet reported */
     struct shim_task_stats st;
 } T = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
@@ -514,19 +515,12 @@ static void run_task(struct task *t)
     finish(t);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A stolen task has run: its completion goes to the owner together with
  * the others of the same owner that ran here, once none is left in this
- * rank's queue or the oldest has waited REPORT_NS (one lock passage and one
+ * rank's queue or the oldest has waited REPORT_S (one lock passage and one
  * call for the batch: tiny tasks cost a round trip each otherwise, while
  * the owner may wait for them in a taskwait). */
-#define REPORT_NS 200000u
+#define REPORT_S 200e-6
 /* Send the completions held for owner (T.mu held; dropped meanwhile). */
 static void send_reports(int owner)
 {
@@ -560,14 +554,14 @@ static void send_all_reports(void)
 static void report_done(struct task *t)
 {
     int owner = t->owner;
-    uint64_t now = now_ns();
+    double now = dsm_wtime();
     pthread_mutex_lock(&T.mu);
     if (T.done[owner].n == 0)
         T.done[owner].since = now;
     T.done[owner].ref[T.done[owner].n++] = t->owner_ref;
     task_unref(t);              /* its children may still hold it */
     if (T.fready[owner] == 0 || T.done[owner].n == DONE_MAX ||
-        now - T.done[owner].since >= REPORT_NS)
+        now - T.done[owner].since >= REPORT_S)
         send_reports(owner);
     pthread_mutex_unlock(&T.mu);
 }
@@ -607,6 +601,31 @@ static void timed_wait(long us)
 static int steal_round(int *all_done, const uint64_t *only, size_t nonly,
                        struct task *waiter);
 
+/* T.mu held (dropped meanwhile): a thief waits, publish before running more
+ * here; 1 if it did. */
+static int publish_locked(void)
+{
+    if (!T.hungry || T.pub_seq == T.enq_seq || T.publishing)
+        return 0;
+    pthread_mutex_unlock(&T.mu);
+    publish_if_hungry();
+    pthread_mutex_lock(&T.mu);
+    return 1;
+}
+
+/* T.mu held (dropped meanwhile): run the next ready task (a descendant of
+ * anc, any if NULL); 1 if there was one. */
+static int run_one_locked(const struct task *anc)
+{
+    struct task *t = pop(anc);
+    if (!t)
+        return 0;
+    pthread_mutex_unlock(&T.mu);
+    run_task(t);
+    pthread_mutex_lock(&T.mu);
+    return 1;
+}
+
 /* Wait, running tasks, until *count is 0 (a task's children or a
  * taskgroup); T.mu held on entry and exit.  Only descendants of self may
  * run here; when none is ready here but some descend from a task this rank
@@ -615,17 +634,7 @@ static void wait_zero(long *count, struct task *self)
 {
     long backoff = 50;
     while (*count > 0) {
-        if (T.hungry && T.pub_seq != T.enq_seq && !T.publishing) {
-            pthread_mutex_unlock(&T.mu);
-            publish_if_hungry();
-            pthread_mutex_lock(&T.mu);
-            continue;
-        }
-        struct task *t = pop(self);
-        if (t) {
-            pthread_mutex_unlock(&T.mu);
-            run_task(t);
-            pthread_mutex_lock(&T.mu);
+        if (publish_locked() || run_one_locked(self)) {
             backoff = 50;
             continue;
         }
@@ -718,6 +727,8 @@ static struct task *new_task(void (*fn)(void *), void *arg, void *raw, void **de
                              int priority)
 {
     struct task *parent = current();
+    while (parent->onstack)     /* a detached task inside an included one: */
+        parent = parent->parent;    /* it may outlive run_now's record */
     struct task *t = xcalloc(1, sizeof *t);
     t->fn = fn;
     t->arg = arg;
@@ -752,6 +763,7 @@ static void run_now(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *
     struct task self = { 0 };
     struct task *prev = cur, *parent = current();
     self.implicit = 1;          /* on this stack: never freed */
+    self.onstack = 1;
     self.state = ST_RUNNING;
     self.final = (unsigned char)final;
     self.parent = parent;
@@ -804,13 +816,8 @@ static void create(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *)
     /* Undeferred: wait for its predecessors, then run it here. */
     t->state = ST_HELD;
     while (t->npred > 0) {
-        struct task *o = pop(parent);
-        if (o) {
-            pthread_mutex_unlock(&T.mu);
-            run_task(o);
-            pthread_mutex_lock(&T.mu);
+        if (run_one_locked(parent))
             continue;
-        }
         send_all_reports();
         if (t->npred > 0)
             pthread_cond_wait(&T.cv, &T.mu);
@@ -1072,25 +1079,8 @@ void shim_task_quiesce(void)
     for (;;) {
         if (T.qgen != gen)
             break;
-        if (T.hungry && T.pub_seq != T.enq_seq && !T.publishing) {
-            /* A thief waits: publish before running more here. */
-            pthread_mutex_unlock(&T.mu);
-            publish_if_hungry();
-            pthread_mutex_lock(&T.mu);
-            continue;
-        }
-        struct task *t = pop(NULL);
-        if (t) {
-            pthread_mutex_unlock(&T.mu);
-            run_task(t);
-            pthread_mutex_lock(&T.mu);
+        if (publish_locked() || run_one_locked(NULL)) {
             backoff = 50;
-            continue;
-        }
-        if (T.hungry && T.pub_seq != T.enq_seq && !T.publishing) {
-            pthread_mutex_unlock(&T.mu);
-            publish_if_hungry();
-            pthread_mutex_lock(&T.mu);
             continue;
         }
         send_all_reports();
