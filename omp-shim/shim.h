@@ -496,6 +496,11 @@ SHIM_HIDDEN void shim_task_barrier_end(void);
 /* A thread of this rank enters (1) or leaves (0) the team's DSM barrier. */
 SHIM_HIDDEN void shim_task_dsm_barrier(int in);
 SHIM_HIDDEN int shim_task_in_final(void);
+/* The task reductions (GCC's descriptor chain) of the taskgroup the current
+ * task's new children count in, or NULL; set them on the current task's
+ * innermost own taskgroup (-1: it has none).  task_reduction.c uses them. */
+SHIM_HIDDEN uintptr_t *shim_task_reductions(void);
+SHIM_HIDDEN int shim_task_set_reductions(uintptr_t *red);
 SHIM_HIDDEN void shim_task_stats(struct shim_task_stats *out);
 /* DSM_STATS=1: print this rank's task counts (at the end of the run). */
 SHIM_HIDDEN void shim_task_report(void);

@@ -244,6 +244,10 @@ void GOMP_taskwait_depend(void **depend);
 void GOMP_taskyield(void);
 void GOMP_taskgroup_start(void);
 void GOMP_taskgroup_end(void);
+/* Task reductions (task_reduction.c). */
+void GOMP_taskgroup_reduction_register(uintptr_t *data);
+void GOMP_taskgroup_reduction_unregister(uintptr_t *data);
+void GOMP_task_reduction_remap(size_t cnt, size_t cntorig, void **ptrs);
 /* omp_fulfill_event (C, and Fortran's by reference), with detach. */
 void omp_fulfill_event(uintptr_t event);
 void omp_fulfill_event_(uintptr_t *event);

@@ -78,6 +78,8 @@ struct task;
 struct task_group {
     struct task_group *prev;    /* the enclosing taskgroup of the same task */
     long count;                 /* its tasks and their descendants not complete */
+    uintptr_t *red;             /* its task reductions (task_reduction.c), else
+                                   the enclosing group's */
 };
 
 /* The last writer and the readers since, of one address, among the children
@@ -173,11 +175,18 @@ static struct task *current(void)
     return &implicit_task;
 }
 
+/* The taskgroup a new child of t counts in: t's innermost own one, else
+ * the one t counts in. */
+static struct task_group *group_of(const struct task *t)
+{
+    return t->groups ? t->groups : t->group;
+}
+
 /* ---- service requests ---- */
 
 
 struct rq_head { uint32_t kind, n; };
-struct steal_desc { uint64_t fn, arg, ref; int32_t priority; uint32_t flags; };
+struct steal_desc { uint64_t fn, arg, ref, red; int32_t priority; uint32_t flags; };
 enum { SD_GROUP = 1, SD_FINAL = 2 };
 struct steal_reply { uint32_t n, done; struct steal_desc d[STEAL_MAX]; };
 
@@ -739,7 +748,7 @@ static struct task *new_task(void (*fn)(void *), void *arg, void *raw, void **de
     t->parent = parent;
     parent->refs++;
     parent->kids++;
-    t->group = parent->groups ? parent->groups : parent->group;
+    t->group = group_of(parent);
     if (t->group)
         t->group->count++;
     T.live++;
@@ -767,7 +776,7 @@ static void run_now(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *
     self.state = ST_RUNNING;
     self.final = (unsigned char)final;
     self.parent = parent;
-    self.group = parent->groups ? parent->groups : parent->group;
+    self.group = group_of(parent);
     cur = &self;
     fn(arg);
     cur = prev;
@@ -900,6 +909,7 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
             d->ref = (uint64_t)(uintptr_t)t;
             d->priority = t->priority;
             d->flags = (t->group ? SD_GROUP : 0) | (t->final ? SD_FINAL : 0);
+            d->red = t->group ? (uint64_t)(uintptr_t)t->group->red : 0;
         }
         if (n == 0 && T.nready > 0) {
             T.hungry = 1;
@@ -1003,8 +1013,10 @@ static int steal_round(int *all_done, const uint64_t *only, size_t nonly, struct
             t->refs = 1;
             t->priority = r.d[i].priority;
             t->final = (r.d[i].flags & SD_FINAL) != 0;
-            if (r.d[i].flags & SD_GROUP)
+            if (r.d[i].flags & SD_GROUP) {
                 t->group = &t->proxy;
+                t->proxy.red = (uintptr_t *)(uintptr_t)r.d[i].red;
+            }
             if (waiter) {
                 /* Taken for a waiting task: counted as its descendant,
                  * so that the wait may run it. */
@@ -1170,6 +1182,8 @@ SHIM_EXPORT void GOMP_taskgroup_start(void)
 {
     struct task *self = current();
     struct task_group *g = xcalloc(1, sizeof *g);
+    struct task_group *outer = group_of(self);
+    g->red = outer ? outer->red : NULL;
     pthread_mutex_lock(&T.mu);
     g->prev = self->groups;
     self->groups = g;
@@ -1194,6 +1208,21 @@ SHIM_EXPORT void GOMP_taskgroup_end(void)
 int shim_task_in_final(void)
 {
     return current()->final;
+}
+
+uintptr_t *shim_task_reductions(void)
+{
+    struct task_group *g = group_of(current());
+    return g ? g->red : NULL;
+}
+
+int shim_task_set_reductions(uintptr_t *red)
+{
+    struct task *self = current();
+    if (!self->groups)
+        return -1;
+    self->groups->red = red;
+    return 0;
 }
 
 SHIM_EXPORT void omp_fulfill_event(uintptr_t event)
@@ -1236,11 +1265,10 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
                      long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
                      int priority, uint64_t start, uint64_t end, uint64_t step, int ull)
 {
-    if (flags & TF_REDUCTION)
-        shim_unsupported(ull ? "a taskloop with reduction (GOMP_taskloop_ull with a "
-                               "reduction clause)"
-                             : "a taskloop with reduction (GOMP_taskloop with a reduction "
-                               "clause)");
+    /* The reduction clause's descriptor (word 2 of the argument block). */
+    uintptr_t *red = NULL;
+    if ((flags & (TF_REDUCTION | TF_NOGROUP)) == TF_REDUCTION)
+        memcpy(&red, (char *)data + 2 * sizeof(uint64_t), sizeof red);
     /* The iteration count. */
     uint64_t n;
     int up = ull ? (flags & TF_UP) != 0 : (int64_t)step > 0;
@@ -1250,8 +1278,11 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
     else
         n = (ull ? end >= start : (int64_t)end >= (int64_t)start) ? 0
             : (start - end - step - 1) / (0 - step);
-    if (n == 0)
+    if (n == 0) {
+        if (red)
+            red[2] = 0;         /* GCC's code: nothing registered, no merge */
         return;
+    }
     uint64_t ntasks, per, extra;
     if (flags & TF_GRAINSIZE) {
         uint64_t g = num_tasks ? num_tasks : 1;
@@ -1274,6 +1305,8 @@ static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void 
     int group = !(flags & TF_NOGROUP);
     if (group)
         GOMP_taskgroup_start();
+    if (red)
+        GOMP_taskgroup_reduction_register(red);
     uint64_t s = 0;
     for (uint64_t i = 0; i < ntasks && s < n; i++) {
         uint64_t cnt = per + (i < extra ? 1 : 0);

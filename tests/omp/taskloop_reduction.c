@@ -12,15 +12,21 @@
  *     some of them making a child task with in_reduction(+: s) too, and a
  *     taskloop in_reduction(+: s) inside the group;
  *   - nested: taskgroup task_reduction(*: p) inside a taskgroup
- *     task_reduction(+: s), tasks in the inner group taking part in both.
+ *     task_reduction(+: s), tasks in the inner group taking part in both;
+ *   - spread: 40 tasks of a few ms each (a chain of multiplications, not a
+ *     sleep) with in_reduction(+) and (max) in a taskgroup, and a taskloop
+ *     reduction over 40 such iterations: with 2 threads or more the tasks
+ *     must have run in at least 2 threads (under omp-shim with one thread
+ *     per rank: on another rank, so the private copies of a thief rank's
+ *     thread are merged too).
  * Each result against the sequential value, with values that make every
  * order of combination exact.
  *
  * GCC compiles these to GOMP_taskloop with GOMP_TASK_FLAG_REDUCTION
  * (1 << 12) in its flags, GOMP_taskgroup_reduction_register and
- * _unregister, and GOMP_task_reduction_remap in the tasks; omp-shim, which
- * runs every task at once, stops on them ("unsupported: a taskloop with
- * reduction"), so they are in a program of their own.
+ * _unregister, and GOMP_task_reduction_remap in the tasks
+ * (omp-shim/gomp/task_reduction.c).  How many threads ran the spread
+ * tasks goes to stderr only: stdout is the same for any schedule.
  */
 #define OT_NAME "taskloop_reduction"
 #include "omptest.h"
@@ -29,6 +35,29 @@
 #define TASKS 50
 
 static long team_sums[OT_MAX_THREADS];
+
+#define SPREAD 40
+#define STEPS 3000000L          /* a few ms on one core */
+static int ran_by[SPREAD];
+
+/* A chain of multiplications modulo 2^64 (the same in any thread), folded
+ * to a small value so that the sums stay exact. */
+static long work(long k)
+{
+    unsigned long x = (unsigned long)k + 1;
+    for (long i = 0; i < STEPS; i++)
+        x = x * 6364136223846793005UL + 1442695040888963407UL;
+    return (long)(x % 1000);
+}
+
+static int threads_used(void)
+{
+    int seen[OT_MAX_THREADS] = { 0 }, used = 0;
+    for (int k = 0; k < SPREAD; k++)
+        if (ran_by[k] >= 0 && ran_by[k] < OT_MAX_THREADS && !seen[ran_by[k]]++)
+            used++;
+    return used;
+}
 
 int main(void)
 {
@@ -182,5 +211,65 @@ int main(void)
                  "%ld and %ld, expected 62 and %ld", outer, inner, want_p);
     }
     ot_print("nested task_reduction: %ld %ld", outer, inner);
+
+    {
+        long want = 0, want_max = -1, got = -1, got_max = -1, loop = -1;
+        int used;
+
+        for (int k = 0; k < SPREAD; k++) {
+            long w = work(k);
+            want += w;
+            if (w > want_max)
+                want_max = w;
+        }
+#pragma omp parallel
+#pragma omp single
+        {
+            long s = 0, m = -1;
+
+#pragma omp taskgroup task_reduction(+: s) task_reduction(max: m)
+            {
+                for (int k = 0; k < SPREAD; k++) {
+#pragma omp task in_reduction(+: s) in_reduction(max: m) firstprivate(k)
+                    {
+                        long w = work(k);
+                        s += w;
+                        if (w > m)
+                            m = w;
+                        ran_by[k] = omp_get_thread_num();
+                    }
+                }
+            }
+            got = s;
+            got_max = m;
+        }
+        used = threads_used();
+        OT_CHECK(got == want && got_max == want_max, "spread tasks with in_reduction(+) "
+                 "and (max): %ld and %ld, expected %ld and %ld", got, got_max, want,
+                 want_max);
+        OT_CHECK(n < 2 || used >= 2, "spread tasks with in_reduction ran in %d thread(s) "
+                 "of %d", used, n);
+        fprintf(stderr, "taskloop_reduction: spread tasks ran in %d thread(s)\n", used);
+
+#pragma omp parallel
+#pragma omp single
+        {
+            long s = 0;
+
+#pragma omp taskloop reduction(+: s) grainsize(1)
+            for (int k = 0; k < SPREAD; k++) {
+                s += work(k);
+                ran_by[k] = omp_get_thread_num();
+            }
+            loop = s;
+        }
+        used = threads_used();
+        OT_CHECK(loop == want, "spread taskloop reduction(+): %ld, expected %ld", loop,
+                 want);
+        OT_CHECK(n < 2 || used >= 2, "spread taskloop reduction ran in %d thread(s) of %d",
+                 used, n);
+        fprintf(stderr, "taskloop_reduction: spread taskloop ran in %d thread(s)\n", used);
+        ot_print("spread: %ld %ld %ld", got, got_max, loop);
+    }
     return ot_finish();
 }
