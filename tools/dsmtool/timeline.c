@@ -1,9 +1,20 @@
 /*
  * timeline.c - dsmtool timeline: a PNG time line of a trace (one row per
  * rank: its application threads' state, its communication thread's
- * message handling below, messages as lines between the rows) and the
- * Chrome / Perfetto trace-event JSON export.  Single-threaded.
+ * message handling below, then, if the trace has task events, one lane
+ * per application thread with the tasks it ran and its steal requests;
+ * messages as lines between the rows) and the Chrome / Perfetto
+ * trace-event JSON export.  Single-threaded.
+ *
+ * Tasks (TASK_BEGIN / TASK_END, dsm-trace(5)) are paired per thread with a
+ * stack, because a thread that waits for tasks (taskwait, a barrier) runs
+ * other tasks inside the one it is in: an END closes the innermost open
+ * task with its id and owner.  A trace cut short (a job that died, a full
+ * buffer) can leave a BEGIN without END, drawn to the trace's end, or an
+ * END without BEGIN, which is skipped: the picture shows what is known
+ * and never fails on a damaged trace.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +32,21 @@
 #define C_HANDLE  0x5e35b1u
 #define C_MSG     0x212121u
 #define C_AXIS    0x000000u
+
+/* A rank's row, from its top: the application threads' state, the
+ * communication thread's message handling, then the task lanes (only when
+ * the trace has task events, so that a picture without tasks is as
+ * before).  Message lines end at MSG_Y, in the state bar. */
+#define ROW_BASE  60
+#define STATE_Y   4
+#define STATE_H   28
+#define COMM_Y    36
+#define COMM_H    12
+#define TASK_Y    52
+#define MSG_Y     30
+
+/* The JSON's task track of thread tid (tids are 16 bits). */
+#define TASK_TID(tid) (65536 + (tid))
 
 static uint32_t color_of(int top)
 {
@@ -93,9 +119,95 @@ static void spans(const struct tr_trace *t, span_fn fn, void *ctx)
         }
 }
 
+static int is_task_kind(int k)
+{
+    return k == DSM_TR_TASK_BEGIN || k == DSM_TR_TASK_END || k == DSM_TR_STEAL;
+}
+
+static int has_task_events(const struct tr_thread *th)
+{
+    for (size_t i = 0; i < th->n; i++)
+        if (is_task_kind(th->ev[i].kind))
+            return 1;
+    return 0;
+}
+
+/* Whether a thread gets a task lane: every application thread, and any
+ * other that ran tasks (the shim runs them on application threads only,
+ * but the picture should not drop events if that changes). */
+static int has_lane(const struct tr_thread *th)
+{
+    return th->role == DSM_TR_ROLE_APP || has_task_events(th);
+}
+
+int tl_thread_tasks(const struct tr_thread *th, int rank, uint64_t t_end,
+                    struct tl_task **out, size_t *nout)
+{
+    struct tl_task *v = NULL;
+    size_t n = 0, cap = 0, *open = NULL, nopen = 0, capopen = 0;
+
+    *out = NULL;
+    *nout = 0;
+    for (size_t i = 0; i < th->n; i++) {
+        const struct dsm_trace_rec *e = &th->ev[i];
+        if (e->kind == DSM_TR_TASK_BEGIN) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                struct tl_task *nv = realloc(v, cap * sizeof *v);
+                if (!nv)
+                    goto oom;
+                v = nv;
+            }
+            if (nopen == capopen) {
+                capopen = capopen ? capopen * 2 : 16;
+                size_t *no = realloc(open, capopen * sizeof *open);
+                if (!no)
+                    goto oom;
+                open = no;
+            }
+            struct tl_task *k = &v[n];
+            memset(k, 0, sizeof *k);
+            k->t0 = e->t;
+            k->id = e->a;
+            k->owner = e->b ? (int)(e->b - 1) : rank;
+            k->stolen = k->owner != rank;
+            k->depth = (int)nopen;
+            k->unended = 1;
+            open[nopen++] = n++;
+        } else if (e->kind == DSM_TR_TASK_END) {
+            /* The innermost open task with this id and owner.  Tasks open
+             * above it lost their END (a damaged trace) and ended no later
+             * than it did; they stay marked unended. */
+            int owner = e->b ? (int)(e->b - 1) : rank;
+            size_t j = nopen;
+            while (j > 0 && (v[open[j - 1]].id != e->a || v[open[j - 1]].owner != owner))
+                j--;
+            if (j == 0)
+                continue;           /* an END without BEGIN */
+            while (nopen >= j)
+                v[open[--nopen]].t1 = e->t;
+            v[open[j - 1]].unended = 0;
+        }
+    }
+    /* BEGINs without END run to the trace's end (unended stays 1). */
+    while (nopen > 0) {
+        struct tl_task *k = &v[open[--nopen]];
+        k->t1 = t_end > k->t0 ? t_end : k->t0;
+    }
+    free(open);
+    *out = v;
+    *nout = n;
+    return 0;
+oom:
+    free(open);
+    free(v);
+    return -1;
+}
+
 struct pctx {
     struct img *im;
     int x0, w, row_h, top_y;
+    int lane_h;                      /* height of one task lane; 0: no tasks */
     double t0, t1;
 };
 
@@ -113,17 +225,116 @@ static void paint(void *ctx, int rank, int tid, int top, uint64_t a, uint64_t b)
         xb = xa + 1;
     (void)tid;
     if (top == -2)   /* communication thread handling a message */
-        img_rect(p->im, xa, y + p->row_h * 6 / 10, xb - xa, p->row_h / 5, C_HANDLE);
+        img_rect(p->im, xa, y + COMM_Y, xb - xa, COMM_H, C_HANDLE);
     else
-        img_rect(p->im, xa, y + 4, xb - xa, p->row_h / 2 - 2, color_of(top));
+        img_rect(p->im, xa, y + STATE_Y, xb - xa, STATE_H, color_of(top));
+}
+
+/* The task lanes of one rank: each task a bar, outer tasks first so that
+ * the tasks run inside them are drawn over them (in the darker shade at
+ * odd depths, the lighter at even ones, so that each level stands out
+ * from the one around it), its first pixel column left white so that
+ * tasks that follow each other stay apart; then the steal requests as
+ * ticks on top.  -1 if out of memory. */
+static int paint_tasks(const struct pctx *p, const struct tr_trace *t, int rank)
+{
+    const struct tr_rank *rk = &t->r[rank];
+    int lane = 0, bar = p->lane_h - 2 > 0 ? p->lane_h - 2 : 1;
+    for (int k = 0; k < rk->nth; k++) {
+        const struct tr_thread *th = &rk->th[k];
+        if (!has_lane(th))
+            continue;
+        int y = p->top_y + rank * p->row_h + TASK_Y + lane++ * p->lane_h;
+        struct tl_task *v;
+        size_t n;
+        if (tl_thread_tasks(th, rank, t->t_end, &v, &n))
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            int xa = xof(p, (double)v[i].t0), xb = xof(p, (double)v[i].t1);
+            if (xb <= xa)
+                xb = xa + 1;
+            int in = v[i].depth % 2;
+            uint32_t c = v[i].stolen ? (in ? TL_RGB_STOLEN_IN : TL_RGB_STOLEN)
+                                     : (in ? TL_RGB_TASK_IN : TL_RGB_TASK);
+            img_rect(p->im, xa, y, xb - xa, bar, c);
+            if (xb - xa >= 4)
+                img_rect(p->im, xa, y, 1, bar, C_BG);
+        }
+        free(v);
+        for (size_t i = 0; i < th->n; i++) {
+            const struct dsm_trace_rec *e = &th->ev[i];
+            if (e->kind != DSM_TR_STEAL)
+                continue;
+            int x = xof(p, (double)e->t);
+            if (e->b)      /* took tasks: a tick over the lane and above it */
+                img_rect(p->im, x, y - 2, 2, bar + 2, TL_RGB_STEAL);
+            else           /* took nothing: a short one in the lane's lower half */
+                img_rect(p->im, x, y + bar / 2, 1, bar - bar / 2, TL_RGB_STEAL_EMPTY);
+        }
+    }
+    return 0;
+}
+
+/* The task lanes a row needs: the most of any rank. */
+static int task_lanes(const struct tr_trace *t)
+{
+    int any = 0, most = 0;
+    for (int r = 0; r < t->nranks; r++) {
+        int lanes = 0;
+        for (int k = 0; k < t->r[r].nth; k++) {
+            any |= has_task_events(&t->r[r].th[k]);
+            lanes += has_lane(&t->r[r].th[k]);
+        }
+        if (lanes > most)
+            most = lanes;
+    }
+    return any ? most : 0;
+}
+
+struct legend { uint32_t c; const char *n; int tick; };
+
+/* Lay the legend out from (x, y), wrapping at width; draw it if im is not
+ * NULL.  Returns the number of lines it takes. */
+static int legend_lines(struct img *im, const struct legend *leg, size_t n, int x, int y,
+                        int width)
+{
+    int lx = x, lines = 1;
+    for (size_t i = 0; i < n; i++) {
+        int w = 16 + 6 * (int)strlen(leg[i].n) + 20;
+        if (lx > x && lx + w - 20 > width - 10) {
+            lx = x;
+            y += 16;
+            lines++;
+        }
+        if (im && leg[i].tick)
+            img_rect(im, lx + 5, y - 2, 2, 14, leg[i].c);
+        else if (im)
+            img_rect(im, lx, y, 12, 10, leg[i].c);
+        if (im)
+            img_text(im, lx + 16, y + 2, leg[i].n, C_AXIS, 1);
+        lx += w;
+    }
+    return lines;
 }
 
 int cmd_timeline_png(const struct tr_trace *t, const char *path, int width)
 {
+    static const struct legend leg[] = {
+        { C_COMPUTE, "COMPUTE", 0 }, { C_FAULT, "FAULT", 0 }, { C_BARRIER, "BARRIER", 0 },
+        { C_LOCK, "LOCK", 0 }, { C_ATOMIC, "ATOMIC", 0 }, { C_OTHER, "LIBRARY", 0 },
+        { C_HANDLE, "MESSAGE HANDLING", 0 }, { C_MSG, "MESSAGE", 0 },
+        /* only with task events: */
+        { TL_RGB_TASK, "TASK", 0 }, { TL_RGB_STOLEN, "STOLEN TASK", 0 },
+        { TL_RGB_TASK_IN, "NESTED", 0 }, { TL_RGB_STEAL, "STEAL", 1 } };
     struct img im;
     struct pctx p;
-    int row_h = 60, left = 90, top_y = 40, legend = 50;
-    int h = top_y + row_h * t->nranks + legend + 30;
+    int left = 90, top_y = 40, legend = 50;
+    int lanes = task_lanes(t);
+    int lane_h = lanes <= 8 ? 8 : (64 / lanes > 3 ? 64 / lanes : 3);
+    int row_h = lanes ? TASK_Y + lanes * lane_h + 6 : ROW_BASE;
+    size_t nleg = lanes ? sizeof leg / sizeof leg[0] : 8;
+    int h = top_y + row_h * t->nranks + legend + 30 +
+            16 * (legend_lines(NULL, leg, nleg, left, 0, width) - 1);
     char lab[64];
 
     if (img_new(&im, width, h, C_BG))
@@ -133,6 +344,7 @@ int cmd_timeline_png(const struct tr_trace *t, const char *path, int width)
     p.w = width - left - 20;
     p.row_h = row_h;
     p.top_y = top_y;
+    p.lane_h = lanes ? lane_h : 0;
     p.t0 = 0;
     p.t1 = (double)t->t_end;
     if (p.t1 <= p.t0)
@@ -141,7 +353,9 @@ int cmd_timeline_png(const struct tr_trace *t, const char *path, int width)
     for (int r = 0; r < t->nranks; r++) {
         snprintf(lab, sizeof lab, "RANK %d", r);
         img_text(&im, 10, top_y + r * row_h + 10, lab, C_AXIS, 1);
-        img_text(&im, 10, top_y + r * row_h + 36, "COMM", C_HANDLE, 1);
+        img_text(&im, 10, top_y + r * row_h + COMM_Y, "COMM", C_HANDLE, 1);
+        if (lanes)
+            img_text(&im, 10, top_y + r * row_h + TASK_Y, "TASKS", TL_RGB_TASK_IN, 1);
     }
     spans(t, paint, &p);
     /* messages: a line from the sender's row at the send to the receiver's
@@ -153,13 +367,20 @@ int cmd_timeline_png(const struct tr_trace *t, const char *path, int width)
         for (size_t i = 0; i < nm; i += stride) {
             if (m[i].src == m[i].dst)
                 continue;
-            int ya = top_y + m[i].src * row_h + row_h / 2;
-            int yb = top_y + m[i].dst * row_h + row_h / 2;
+            int ya = top_y + m[i].src * row_h + MSG_Y;
+            int yb = top_y + m[i].dst * row_h + MSG_Y;
             img_line(&im, xof(&p, (double)m[i].t_send), ya, xof(&p, (double)m[i].t_recv), yb,
                      C_MSG);
         }
         free(m);
     }
+    /* the task lanes over the message lines that cross them */
+    for (int r = 0; lanes && r < t->nranks; r++)
+        if (paint_tasks(&p, t, r)) {
+            img_free(&im);
+            errno = ENOMEM;
+            return -1;
+        }
     /* time axis */
     int ay = top_y + row_h * t->nranks + 4;
     img_line(&im, p.x0, ay, p.x0 + p.w, ay, C_AXIS);
@@ -169,16 +390,7 @@ int cmd_timeline_png(const struct tr_trace *t, const char *path, int width)
         snprintf(lab, sizeof lab, "%.3gS", (p.t1 - p.t0) * 1e-9 * i / 10);
         img_text(&im, x - 10, ay + 8, lab, C_AXIS, 1);
     }
-    static const struct { uint32_t c; const char *n; } leg[] = {
-        { C_COMPUTE, "COMPUTE" }, { C_FAULT, "FAULT" }, { C_BARRIER, "BARRIER" },
-        { C_LOCK, "LOCK" }, { C_ATOMIC, "ATOMIC" }, { C_OTHER, "LIBRARY" },
-        { C_HANDLE, "MESSAGE HANDLING" }, { C_MSG, "MESSAGE" } };
-    int lx = left, ly = ay + 26;
-    for (size_t i = 0; i < sizeof leg / sizeof leg[0]; i++) {
-        img_rect(&im, lx, ly, 12, 10, leg[i].c);
-        img_text(&im, lx + 16, ly + 2, leg[i].n, C_AXIS, 1);
-        lx += 16 + 6 * (int)strlen(leg[i].n) + 20;
-    }
+    legend_lines(&im, leg, nleg, left, ay + 26, width);
     int rc = img_write_png(&im, path);
     img_free(&im);
     return rc;
@@ -196,6 +408,42 @@ static void jspan(void *ctx, int rank, int tid, int top, uint64_t a, uint64_t b)
     j->first = 0;
 }
 
+/* Tasks as complete events on a track of their own per thread (TASK_TID:
+ * a task's begin and end fall inside other states, which would not nest
+ * on the thread's track), steal requests as instant events on it. */
+static int json_tasks(const struct tr_trace *t, FILE *out)
+{
+    for (int r = 0; r < t->nranks; r++)
+        for (int k = 0; k < t->r[r].nth; k++) {
+            const struct tr_thread *th = &t->r[r].th[k];
+            struct tl_task *v;
+            size_t n;
+            if (!has_task_events(th))
+                continue;
+            if (tl_thread_tasks(th, r, t->t_end, &v, &n)) {
+                errno = ENOMEM;
+                return -1;
+            }
+            for (size_t i = 0; i < n; i++)
+                fprintf(out, ",\n{\"name\":\"%s\",\"cat\":\"task\",\"ph\":\"X\",\"pid\":%d,"
+                        "\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task\":%" PRIu64
+                        ",\"owner\":%d,\"thread\":%d,\"depth\":%d%s}}",
+                        v[i].stolen ? "stolen task" : "task", r, TASK_TID(th->tid),
+                        (double)v[i].t0 * 1e-3, (double)(v[i].t1 - v[i].t0) * 1e-3, v[i].id,
+                        v[i].owner, th->tid, v[i].depth, v[i].unended ? ",\"unended\":true" : "");
+            free(v);
+            for (size_t i = 0; i < th->n; i++) {
+                const struct dsm_trace_rec *e = &th->ev[i];
+                if (e->kind == DSM_TR_STEAL)
+                    fprintf(out, ",\n{\"name\":\"steal\",\"cat\":\"steal\",\"ph\":\"i\","
+                            "\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"victim\":%"
+                            PRIu64 ",\"tasks\":%" PRIu64 "}}", r, TASK_TID(th->tid),
+                            (double)e->t * 1e-3, e->a, e->b);
+            }
+        }
+    return 0;
+}
+
 int cmd_timeline_json(const struct tr_trace *t, FILE *out)
 {
     struct jctx j = { out, 1 };
@@ -209,8 +457,15 @@ int cmd_timeline_json(const struct tr_trace *t, FILE *out)
                     "\"args\":{\"name\":\"%s %d\"}}", r, t->r[r].th[k].tid,
                     t->r[r].th[k].role == DSM_TR_ROLE_COMM ? "communication" : "application",
                     t->r[r].th[k].tid);
+        for (int k = 0; k < t->r[r].nth; k++)
+            if (has_task_events(&t->r[r].th[k]))
+                fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                        "\"args\":{\"name\":\"tasks of thread %d\"}}", r,
+                        TASK_TID(t->r[r].th[k].tid), t->r[r].th[k].tid);
     }
     spans(t, jspan, &j);
+    if (json_tasks(t, out))
+        return -1;
     /* messages as flow events: start at the send, finish at the receive */
     struct tr_msgpair *m = NULL;
     size_t nm = 0;
