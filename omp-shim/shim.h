@@ -460,6 +460,9 @@ SHIM_HIDDEN void shim_bcast_init(struct dsm_runtime_hooks *h);
 SHIM_HIDDEN void shim_bcast_worker(const struct shim_ctl *c);
 SHIM_HIDDEN void shim_dsm_free(void *p);
 SHIM_HIDDEN int  shim_in_heap(const void *p);
+/* The usable size of the shared heap's block that starts at p, or 0 if p is
+ * not (as far as its header tells) the start of one. */
+SHIM_HIDDEN size_t shim_heap_block_size(const void *p);
 
 /* ---- blas.c: OpenBLAS (and BLIS) get one thread on a job of ranks ---- */
 SHIM_HIDDEN void shim_blas_one_thread(void *scope);

@@ -94,6 +94,14 @@ struct dep_entry {
 #define DEP_BUCKETS 64
 struct dep_table { struct dep_entry *b[DEP_BUCKETS]; };
 
+/* A task's depend addresses that start blocks of the shared heap (a tile
+ * each, say) are prefetched, up to PF_BLOCK_MAX bytes each, before it runs
+ * where another rank may have written them: one request per home instead of
+ * a fault per page. */
+#define PF_DEPS 4
+#define PF_BLOCK_MAX (256 * 1024)
+struct pf_block { uint64_t addr; uint32_t bytes, pad; };
+
 /* ST_HELD: undeferred, its creator waits for its predecessors and runs it
  * (a predecessor's completion must not queue it). */
 enum { ST_WAITING, ST_READY, ST_RUNNING, ST_DONE, ST_HELD };
@@ -121,6 +129,8 @@ struct task {
     unsigned char body_done;
     unsigned char detach_pending; /* detach: omp_fulfill_event not yet called */
     uint64_t qseq;              /* queue sequence number (publication) */
+    struct pf_block pf[PF_DEPS];/* blocks its dependences name */
+    int npf;
     int owner;                  /* foreign: the owning rank and its record */
     uint64_t owner_ref;
     struct task_group proxy;    /* foreign with a taskgroup: its descendants */
@@ -186,7 +196,12 @@ static struct task_group *group_of(const struct task *t)
 
 
 struct rq_head { uint32_t kind, n; };
-struct steal_desc { uint64_t fn, arg, ref, red; int32_t priority; uint32_t flags; };
+struct steal_desc {
+    uint64_t fn, arg, ref, red;
+    int32_t priority;
+    uint32_t flags, npf, pad;
+    struct pf_block pf[PF_DEPS];
+};
 enum { SD_GROUP = 1, SD_FINAL = 2 };
 struct steal_reply { uint32_t n, done; struct steal_desc d[STEAL_MAX]; };
 
@@ -427,22 +442,40 @@ static void dep_add(struct task *parent, struct task *t, void *addr, int kind)
  * depend[2] = out/inout, depend[3] = mutexinoutset, depend[4] = in counts,
  * their addresses from depend[5], then the remaining n - those as pointers
  * to depend objects (address, kind). */
+/* Remember addr if it starts a block of the shared heap (its size from the
+ * block's header, read here on the creating rank). */
+static void note_block(struct task *t, void *addr)
+{
+    if (t->npf >= PF_DEPS || !addr)
+        return;
+    size_t bytes = shim_heap_block_size(addr);
+    if (!bytes)
+        return;
+    t->pf[t->npf].addr = (uint64_t)(uintptr_t)addr;
+    t->pf[t->npf].bytes = (uint32_t)(bytes < PF_BLOCK_MAX ? bytes : PF_BLOCK_MAX);
+    t->npf++;
+}
+
 static void deps_of(struct task *parent, struct task *t, void **depend)
 {
     uintptr_t n = (uintptr_t)depend[0];
     if (n) {
         uintptr_t nout = (uintptr_t)depend[1];
-        for (uintptr_t i = 0; i < n; i++)
+        for (uintptr_t i = 0; i < n; i++) {
             dep_add(parent, t, depend[2 + i], i < nout ? DEP_OUT : DEP_IN);
+            note_block(t, depend[2 + i]);
+        }
         return;
     }
     n = (uintptr_t)depend[1];
     uintptr_t nout = (uintptr_t)depend[2], nmut = (uintptr_t)depend[3];
     uintptr_t nin = (uintptr_t)depend[4];
     uintptr_t i = 0;
-    for (; i < nout + nmut + nin && i < n; i++)
+    for (; i < nout + nmut + nin && i < n; i++) {
         dep_add(parent, t, depend[5 + i],
                 i < nout ? DEP_OUT : i < nout + nmut ? DEP_MUTEXINOUTSET : DEP_IN);
+        note_block(t, depend[5 + i]);
+    }
     for (; i < n; i++) {
         void **obj = depend[5 + i];
         uintptr_t kind = (uintptr_t)obj[1];
@@ -451,6 +484,7 @@ static void deps_of(struct task *parent, struct task *t, void **depend)
                        "the OpenMP shim does not know (a depobj not initialised?)",
                        (unsigned long)kind);
         dep_add(parent, t, obj[0], (int)kind);
+        note_block(t, obj[0]);
     }
 }
 
@@ -507,10 +541,25 @@ static void acquire_remote(int always)
 static void wait_group(struct task_group *g, struct task *self);
 static void finish(struct task *t);
 
+/* Prefetch the blocks t's dependences name (after the acquire that makes
+ * their contents current: a prefetch never crosses a synchronisation). */
+static void prefetch_blocks(const struct task *t)
+{
+    size_t ps = dsm_rt_page_size();
+    for (int i = 0; i < t->npf; i++) {
+        uintptr_t a = (uintptr_t)t->pf[i].addr;
+        uintptr_t first = a & ~(uintptr_t)(ps - 1);
+        uintptr_t last = (a + t->pf[i].bytes - 1) & ~(uintptr_t)(ps - 1);
+        (void)dsm_prefetch((const void *)first, (last - first) / ps + 1);
+    }
+}
+
 static void run_task(struct task *t)
 {
     struct task *prev = cur;
     acquire_remote(0);          /* a predecessor that ran elsewhere */
+    if (t->npf && T.team_ranks > 1)
+        prefetch_blocks(t);
     t->state = ST_RUNNING;
     cur = t;
     uint64_t id = t->foreign ? t->owner_ref : (uint64_t)(uintptr_t)t;
@@ -910,8 +959,12 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
             d->priority = t->priority;
             d->flags = (t->group ? SD_GROUP : 0) | (t->final ? SD_FINAL : 0);
             d->red = t->group ? (uint64_t)(uintptr_t)t->group->red : 0;
+            d->npf = (uint32_t)t->npf;
+            memcpy(d->pf, t->pf, sizeof d->pf);
         }
-        if (n == 0 && T.nready > 0) {
+        if (n == 0) {
+            /* Even with nothing ready: a task that becomes ready (a
+             * dependence met) is then published at once. */
             T.hungry = 1;
             pthread_cond_broadcast(&T.cv);
         }
@@ -1013,6 +1066,8 @@ static int steal_round(int *all_done, const uint64_t *only, size_t nonly, struct
             t->refs = 1;
             t->priority = r.d[i].priority;
             t->final = (r.d[i].flags & SD_FINAL) != 0;
+            t->npf = (int)(r.d[i].npf <= PF_DEPS ? r.d[i].npf : 0);
+            memcpy(t->pf, r.d[i].pf, sizeof t->pf);
             if (r.d[i].flags & SD_GROUP) {
                 t->group = &t->proxy;
                 t->proxy.red = (uintptr_t *)(uintptr_t)r.d[i].red;

@@ -103,6 +103,17 @@ int shim_in_heap(const void *p)
            (const unsigned char *)p < H.all_hi;
 }
 
+size_t shim_heap_block_size(const void *p)
+{
+    if (!shim.active || !shim_in_heap(p) || (uintptr_t)p % 16)
+        return 0;
+    /* The header before p is inside the chunk or run of p's block when p
+     * is in an allocated block, whether or not p is the block's start. */
+    struct hdr h;
+    memcpy(&h, (const unsigned char *)p - HDR, sizeof h);
+    return h.magic == MAGIC ? (size_t)h.size : 0;
+}
+
 static int class_of(size_t n)
 {
     for (int c = 0; c < NCLASS; c++)
