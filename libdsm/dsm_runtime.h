@@ -126,6 +126,9 @@ DSM_HIDDEN size_t dsm_rt_page_of(const void *a);
 /* Page p (dsm_rt_page_of) is a page of the main view's page table that is
  * allocated and homed at another node (racy read, signal-safe). */
 DSM_HIDDEN int dsm_rt_page_homed_elsewhere(size_t p);
+/* The home of page p (dsm_rt_page_of), or -1 if it is not an allocated page
+ * of the main view (racy read: homes move only at barriers). */
+DSM_HIDDEN int dsm_rt_page_home(size_t p);
 /* dsm_finalize leaves every mapping in place (the runtime's threads and
  * exit handlers still run on the region's stacks and data).  Set after
  * dsm_init. */

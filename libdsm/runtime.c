@@ -55,6 +55,13 @@ int dsm_rt_page_homed_elsewhere(size_t p)
            dsm__g.pages[p].state != DSM_P_UNALLOC;
 }
 
+int dsm_rt_page_home(size_t p)
+{
+    if (p >= dsm__g.npages || dsm__g.pages[p].state == DSM_P_UNALLOC)
+        return -1;
+    return dsm__g.pages[p].home;
+}
+
 void dsm_rt_set_keep_mapped(int on) { dsm__g.keep_mapped = on; }
 int dsm_rt_exec_pages(void) { return dsm__g.exec_pages; }
 void dsm_rt_set_exec_pages(int on) { dsm__g.exec_pages = on; }

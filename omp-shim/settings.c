@@ -44,7 +44,7 @@
 
 enum setting {
     S_OMP_NUM_THREADS, S_OMP_SCHEDULE, S_REEXECED, S_PREMAIN_HEAP, S_LIB_DATA, S_DLOPEN,
-    S_MMAP, S_FLUSH, S_INLINE_ATOMICS, S_TEST_GAP, S_COUNT
+    S_MMAP, S_FLUSH, S_INLINE_ATOMICS, S_TASK_AFFINITY, S_TEST_GAP, S_COUNT
 };
 
 union value {
@@ -59,7 +59,7 @@ typedef void parse_fn(const char *s, union value *v);
 
 static parse_fn parse_num_threads, parse_schedule, parse_present, parse_premain_heap,
     parse_shared_lib_data, parse_shared_dlopen, parse_shared_mmap, parse_flush, parse_on_off,
-    parse_test_gap;
+    parse_task_affinity, parse_test_gap;
 
 static const struct {
     const char *name;
@@ -92,6 +92,10 @@ static const struct {
     [S_INLINE_ATOMICS] = { "OMPSHIM_INLINE_ATOMICS", "on",
         "the program's inline atomic instructions on shared memory: run at the home (on) or "
         "not (off)", parse_on_off },
+    [S_TASK_AFFINITY] = { "OMPSHIM_TASK_AFFINITY", "home",
+        "a task that writes a heap block its depend clause names: preferably run at the "
+        "block's home (home), also held there up to N microseconds (a number), or anywhere "
+        "(off)", parse_task_affinity },
     [S_TEST_GAP] = { "OMPSHIM_TEST_GAP", "unset",
         "tests only: the first dlopen on each rank (1) or every one (always) finds the "
         "gaps above its arena open", parse_test_gap },
@@ -231,6 +235,23 @@ static void parse_on_off(const char *s, union value *v)
     v->i = !s || strcmp(s, "off") != 0;
 }
 
+/* OMPSHIM_TASK_AFFINITY: home (0, the default), off (-1), or microseconds
+ * from 0 to 1000000. */
+static void parse_task_affinity(const char *s, union value *v)
+{
+    char *end;
+    long us;
+    if (!s || !strcmp(s, "home"))
+        v->i = 0;
+    else if (!strcmp(s, "off"))
+        v->i = -1;
+    else if ((us = strtol(s, &end, 10)) >= 0 && us <= 1000000 && end != s && !*end)
+        v->i = (int)us;
+    else
+        dsm__fatal("OMPSHIM_TASK_AFFINITY=%s: bad value; give home (the default), off, or "
+                   "microseconds from 0 to 1000000", s);
+}
+
 /* 1: once per rank; 2: always; anything else: off (a test's knob, not
  * checked). */
 static void parse_test_gap(const char *s, union value *v)
@@ -286,6 +307,11 @@ int shim_setting_flush(void)
 int shim_setting_inline_atomics(void)
 {
     return get(S_INLINE_ATOMICS)->i;
+}
+
+int shim_setting_task_affinity(void)
+{
+    return get(S_TASK_AFFINITY)->i;
 }
 
 int shim_setting_test_gap(void)

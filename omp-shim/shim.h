@@ -196,6 +196,9 @@ enum { SHIM_FLUSH_ON, SHIM_FLUSH_TRAP, SHIM_FLUSH_OFF };
 SHIM_HIDDEN int shim_setting_flush(void);
 /* OMPSHIM_INLINE_ATOMICS: on (1, the default) or off (0). */
 SHIM_HIDDEN int shim_setting_inline_atomics(void);
+/* OMPSHIM_TASK_AFFINITY: -1 off, else the microseconds a task waits for
+ * its home rank (0: home, the default: a preference only). */
+SHIM_HIDDEN int shim_setting_task_affinity(void);
 /* OMPSHIM_TEST_GAP: 0 unset, 1 the first dlopen on each rank, 2 every one. */
 SHIM_HIDDEN int shim_setting_test_gap(void);
 

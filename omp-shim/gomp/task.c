@@ -128,9 +128,13 @@ struct task {
     unsigned char lent;         /* running on another rank */
     unsigned char body_done;
     unsigned char detach_pending; /* detach: omp_fulfill_event not yet called */
-    uint64_t qseq;              /* queue sequence number (publication) */
+    unsigned char ran_remote;   /* its body ran on another rank (lent) */
+    uint64_t needs;             /* T.wseq its thief must see published (see T) */
+    uint64_t qseq;              /* queued: needs; foreign: UINT64_MAX */
     struct pf_block pf[PF_DEPS];/* blocks its dependences name */
     int npf;
+    int aff1;                   /* 1 + the rank it should run on, 0: any */
+    double qtime;               /* when it was queued (aff1 only) */
     int owner;                  /* foreign: the owning rank and its record */
     uint64_t owner_ref;
     struct task_group proxy;    /* foreign with a taskgroup: its descendants */
@@ -146,6 +150,9 @@ enum { RQ_STEAL = 1, RQ_DONE, RQ_ON, RQ_FULFILL };
 #define STEAL_MAX 16            /* tasks one steal takes, at most */
 #define DONE_MAX 64             /* completions one report carries, at most */
 #define STEAL_ONLY_MAX 512      /* lent tasks a waiting thread's steal names */
+#ifndef STEAL_BACKOFF_MAX_US
+#define STEAL_BACKOFF_MAX_US 2000 /* the longest pause between empty steal rounds */
+#endif
 
 static struct {
     pthread_mutex_t mu;
@@ -155,7 +162,15 @@ static struct {
     long nready, npri;
     long live;                  /* tasks owned here and not complete */
     long foreign;               /* tasks stolen here and not complete */
-    uint64_t enq_seq, pub_seq;  /* queued up to / published up to */
+    /* Publication: T.wseq counts this rank's writes that a thief may need,
+     * the creation of a task (its argument block, and what its creator
+     * wrote before) and the completion of a task here (what it wrote, for
+     * its successors); a task needs the stamp of its creation and of each
+     * predecessor that completed here, and may go to a thief once a lock
+     * passage that began at T.wseq >= that has ended (T.pub_seq).  A
+     * predecessor that ran on another rank released its writes there. */
+    uint64_t wseq, pub_seq;
+    uint64_t q_need;            /* the most any queued task needs */
     int publishing, hungry;
     int on;                     /* this rank has used deferred tasks */
     int team_ranks;             /* ranks with threads in the current team */
@@ -174,6 +189,13 @@ static struct {
 } T = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static __thread struct task *cur;           /* the task this thread runs */
+/* Affinity (note_block, OMPSHIM_TASK_AFFINITY): on by default; how long a
+ * task with one waits in the queue for its rank before another rank may
+ * run it (0: not at all, a preference only: each rank runs or steals the
+ * tasks meant for it first). */
+static int aff_on = 1;
+static double aff_wait_s;
+static __thread int aff_skipped;            /* pop left a task for its rank */
 static __thread struct task implicit_task;  /* when cur is NULL */
 
 static struct task *current(void)
@@ -261,7 +283,11 @@ static void task_unref(struct task *t)
 static void enqueue(struct task *t)
 {
     t->state = ST_READY;
-    t->qseq = t->foreign ? UINT64_MAX : ++T.enq_seq;
+    t->qseq = t->foreign ? UINT64_MAX : t->needs;
+    if (!t->foreign && t->needs > T.q_need)
+        T.q_need = t->needs;
+    if (t->aff1 && aff_wait_s > 0)
+        t->qtime = dsm_wtime();
     t->next = NULL;
     t->prev = T.tail;
     if (T.tail)
@@ -305,17 +331,44 @@ static int is_descendant(const struct task *t, const struct task *anc)
 
 /* The next task for a thread: the newest (or, with priorities, the one of
  * highest priority) descendant of anc, or any task if anc is NULL. */
+/* Whether rank r may run t now: 2 if t has no affinity or r is its rank;
+ * 1 if it has waited aff_wait_s in the queue (a busy rank must not hold up
+ * the others: r runs it when it has nothing of its own); else 0.  *now:
+ * the time, read once. */
+static int may_run(const struct task *t, int r, double *now)
+{
+    if (!t->aff1 || t->aff1 - 1 == r || t->foreign)
+        return 2;
+    if (aff_wait_s <= 0)
+        return 1;
+    if (!*now)
+        *now = dsm_wtime();
+    return *now - t->qtime >= aff_wait_s;
+}
+
 static struct task *pop(const struct task *anc)
 {
-    struct task *best = NULL;
+    struct task *best = NULL, *other = NULL;
+    double now = 0;
+    aff_skipped = 0;
     for (struct task *t = T.tail; t; t = t->prev) {
         if (anc && !is_descendant(t, anc))
             continue;
+        int m = may_run(t, shim.rank, &now);
+        if (m < 2) {
+            if (m && !other)
+                other = t;      /* another rank's, waited long enough */
+            else if (!m)
+                aff_skipped = 1;
+            continue;
+        }
         if (!best || t->priority > best->priority)
             best = t;
         if (!T.npri)
             break;
     }
+    if (!best)
+        best = other;
     if (best)
         unlink_task(best);
     return best;
@@ -326,13 +379,18 @@ static struct task *pop(const struct task *anc)
 static void complete(struct task *t)
 {
     t->state = ST_DONE;
+    uint64_t stamp = t->ran_remote ? 0 : ++T.wseq;
     if (t->parent && --t->parent->kids == 0)
         pthread_cond_broadcast(&T.cv);
     if (t->group && --t->group->count == 0)
         pthread_cond_broadcast(&T.cv);
-    for (int i = 0; i < t->nsucc; i++)
-        if (--t->succ[i]->npred == 0 && t->succ[i]->state == ST_WAITING)
-            enqueue(t->succ[i]);
+    for (int i = 0; i < t->nsucc; i++) {
+        struct task *s = t->succ[i];
+        if (stamp > s->needs)
+            s->needs = stamp;
+        if (--s->npred == 0 && s->state == ST_WAITING)
+            enqueue(s);
+    }
     t->nsucc = 0;
     dep_table_free(t->deps);
     t->deps = NULL;
@@ -444,13 +502,21 @@ static void dep_add(struct task *parent, struct task *t, void *addr, int kind)
  * to depend objects (address, kind). */
 /* Remember addr if it starts a block of the shared heap (its size from the
  * block's header, read here on the creating rank). */
-static void note_block(struct task *t, void *addr)
+static void note_block(struct task *t, void *addr, int kind)
 {
     if (t->npf >= PF_DEPS || !addr)
         return;
     size_t bytes = shim_heap_block_size(addr);
     if (!bytes)
         return;
+    if (kind != DEP_IN && !t->aff1 && T.team_ranks > 1 && aff_on) {
+        /* A task that writes the block should run at the block's home
+         * (homes move only at barriers): its writes then cost no diff, and
+         * only the block's readers fetch it. */
+        int home = dsm_rt_page_home(dsm_rt_page_of(addr));
+        if (home >= 0 && home < T.team_ranks)
+            t->aff1 = 1 + home;
+    }
     t->pf[t->npf].addr = (uint64_t)(uintptr_t)addr;
     t->pf[t->npf].bytes = (uint32_t)(bytes < PF_BLOCK_MAX ? bytes : PF_BLOCK_MAX);
     t->npf++;
@@ -463,7 +529,7 @@ static void deps_of(struct task *parent, struct task *t, void **depend)
         uintptr_t nout = (uintptr_t)depend[1];
         for (uintptr_t i = 0; i < n; i++) {
             dep_add(parent, t, depend[2 + i], i < nout ? DEP_OUT : DEP_IN);
-            note_block(t, depend[2 + i]);
+            note_block(t, depend[2 + i], i < nout ? DEP_OUT : DEP_IN);
         }
         return;
     }
@@ -474,7 +540,8 @@ static void deps_of(struct task *parent, struct task *t, void **depend)
     for (; i < nout + nmut + nin && i < n; i++) {
         dep_add(parent, t, depend[5 + i],
                 i < nout ? DEP_OUT : i < nout + nmut ? DEP_MUTEXINOUTSET : DEP_IN);
-        note_block(t, depend[5 + i]);
+        note_block(t, depend[5 + i],
+                   i < nout ? DEP_OUT : i < nout + nmut ? DEP_MUTEXINOUTSET : DEP_IN);
     }
     for (; i < n; i++) {
         void **obj = depend[5 + i];
@@ -484,7 +551,7 @@ static void deps_of(struct task *parent, struct task *t, void **depend)
                        "the OpenMP shim does not know (a depobj not initialised?)",
                        (unsigned long)kind);
         dep_add(parent, t, obj[0], (int)kind);
-        note_block(t, obj[0]);
+        note_block(t, obj[0], (int)kind);
     }
 }
 
@@ -503,13 +570,13 @@ static void pass_lock(int r)
 static void publish_if_hungry(void)
 {
     pthread_mutex_lock(&T.mu);
-    if (!T.hungry || T.publishing || T.pub_seq == T.enq_seq) {
+    if (!T.hungry || T.publishing || T.pub_seq >= T.q_need) {
         pthread_mutex_unlock(&T.mu);
         return;
     }
     T.hungry = 0;
     T.publishing = 1;
-    uint64_t upto = T.enq_seq;
+    uint64_t upto = T.wseq;
     pthread_mutex_unlock(&T.mu);
     pass_lock(shim.rank);
     pthread_mutex_lock(&T.mu);
@@ -656,6 +723,16 @@ static void timed_wait(long us)
     (void)pthread_cond_timedwait(&T.cv, &T.mu, &ts);
 }
 
+/* Wait for news on T.cv; if pop left a task for its rank, only until any
+ * rank may run it. */
+static void idle_wait(void)
+{
+    if (aff_skipped)
+        timed_wait((long)(aff_wait_s * 1e6 / 2) + 1);
+    else
+        pthread_cond_wait(&T.cv, &T.mu);
+}
+
 static int steal_round(int *all_done, const uint64_t *only, size_t nonly,
                        struct task *waiter);
 
@@ -663,7 +740,7 @@ static int steal_round(int *all_done, const uint64_t *only, size_t nonly,
  * here; 1 if it did. */
 static int publish_locked(void)
 {
-    if (!T.hungry || T.pub_seq == T.enq_seq || T.publishing)
+    if (!T.hungry || T.pub_seq >= T.q_need || T.publishing)
         return 0;
     pthread_mutex_unlock(&T.mu);
     publish_if_hungry();
@@ -717,7 +794,7 @@ static void wait_zero(long *count, struct task *self)
                 send_all_reports();
                 if (*count > 0)
                     timed_wait(backoff);
-                if (backoff < 2000)
+                if (backoff < STEAL_BACKOFF_MAX_US)
                     backoff *= 2;
                 continue;
             }
@@ -728,7 +805,7 @@ static void wait_zero(long *count, struct task *self)
         if (T.stealing)
             timed_wait(1000);
         else
-            pthread_cond_wait(&T.cv, &T.mu);
+            idle_wait();
     }
 }
 
@@ -802,6 +879,7 @@ static struct task *new_task(void (*fn)(void *), void *arg, void *raw, void **de
         t->group->count++;
     T.live++;
     T.st.created++;
+    t->needs = ++T.wseq;
     if (depend)
         deps_of(parent, t, depend);
     return t;
@@ -878,7 +956,7 @@ static void create(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *)
             continue;
         send_all_reports();
         if (t->npred > 0)
-            pthread_cond_wait(&T.cv, &T.mu);
+            idle_wait();
     }
     pthread_mutex_unlock(&T.mu);
     run_task(t);
@@ -933,16 +1011,21 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
         const uint64_t *only = (const uint64_t *)(const void *)body;
         size_t nonly = (len - sizeof h) / 8;
         long pub = 0;
+        double now = 0;
         for (struct task *t = T.head; t; t = t->next)
-            if (t->qseq <= T.pub_seq && stealable(t, src, only, nonly))
+            if (t->qseq <= T.pub_seq && stealable(t, src, only, nonly) &&
+                may_run(t, src, &now))
                 pub++;
         long want = (pub + 3) / 4;      /* leave most: a subtree each */
         if (want > STEAL_MAX)
             want = STEAL_MAX;
         uint32_t n = 0;
+        /* The tasks meant for src first, then others that waited. */
+        for (int pass = 2; pass >= 1; pass--)
         for (struct task *t = T.head, *nx; t && n < want; t = nx) {
             nx = t->next;
-            if (t->qseq > T.pub_seq || !stealable(t, src, only, nonly))
+            if (t->qseq > T.pub_seq || !stealable(t, src, only, nonly) ||
+                may_run(t, src, &now) != pass)
                 continue;
             unlink_task(t);
             t->lent = 1;
@@ -988,6 +1071,7 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
                 if (t->lnext)
                     t->lnext->lprev = t->lprev;
                 t->lent = 0;
+                t->ran_remote = 1;
             }
             if (!t->detach_pending) {
                 complete(t);
@@ -1168,7 +1252,7 @@ void shim_task_quiesce(void)
             if (here_done && all_done)
                 goto release;
             timed_wait(backoff);
-            if (backoff < 2000)
+            if (backoff < STEAL_BACKOFF_MAX_US)
                 backoff *= 2;
             continue;
         }
@@ -1177,7 +1261,7 @@ void shim_task_quiesce(void)
         if (T.stealing)
             timed_wait(1000);
         else
-            pthread_cond_wait(&T.cv, &T.mu);
+            idle_wait();
     }
     pthread_mutex_unlock(&T.mu);
     goto out;
@@ -1425,5 +1509,8 @@ void shim_task_report(void)
 
 void shim_task_init(void)
 {
+    int a = shim_setting_task_affinity();
+    aff_on = a >= 0;
+    aff_wait_s = a > 0 ? a * 1e-6 : 0;
     dsm__service_register(SHIM_SVC_TASKS, serve);
 }
