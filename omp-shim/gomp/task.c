@@ -48,6 +48,9 @@
  * work, an idle rank keeps stealing until every other rank of the team says
  * it is done or is already in the DSM barrier.
  *
+ * Elsewhere: depend clauses in task_deps.c, taskloop in taskloop.c, task
+ * reductions in task_reduction.c; the records in task_internal.h.
+ *
  * Threads: GOMP_task* and the waits on OpenMP threads (team members); the
  * service handler (serve) on the rank's service thread, which touches no
  * shared memory.
@@ -60,87 +63,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "shim.h"
+#include "task_internal.h"
 #include "gomp_abi.h"
-
-/* libgomp's flags of GOMP_task and GOMP_taskloop (gomp-constants.h). */
-enum {
-    TF_UNTIED = 1 << 0, TF_FINAL = 1 << 1, TF_MERGEABLE = 1 << 2, TF_DEPEND = 1 << 3,
-    TF_PRIORITY = 1 << 4, TF_UP = 1 << 8, TF_GRAINSIZE = 1 << 9, TF_IF = 1 << 10,
-    TF_NOGROUP = 1 << 11, TF_REDUCTION = 1 << 12, TF_DETACH = 1 << 13, TF_STRICT = 1 << 14
-};
-
-/* Kinds of a dependence (the encoding of depend objects, omp_depend_t). */
-enum { DEP_IN = 1, DEP_OUT = 2, DEP_INOUT = 3, DEP_MUTEXINOUTSET = 4, DEP_INOUTSET = 5 };
-
-struct task;
-
-struct task_group {
-    struct task_group *prev;    /* the enclosing taskgroup of the same task */
-    long count;                 /* its tasks and their descendants not complete */
-    uintptr_t *red;             /* its task reductions (task_reduction.c), else
-                                   the enclosing group's */
-};
-
-/* The last writer and the readers since, of one address, among the children
- * of one task. */
-struct dep_entry {
-    void *addr;
-    struct task *last_out;
-    struct task **readers;
-    int nreaders, cap;
-    struct dep_entry *next;
-};
-#define DEP_BUCKETS 64
-struct dep_table { struct dep_entry *b[DEP_BUCKETS]; };
-
-/* A task's depend addresses that start blocks of the shared heap (a tile
- * each, say) are prefetched, up to PF_BLOCK_MAX bytes each, before it runs
- * where another rank may have written them: one request per home instead of
- * a fault per page. */
-#define PF_DEPS 4
-#define PF_BLOCK_MAX (256 * 1024)
-struct pf_block { uint64_t addr; uint32_t bytes, pad; };
-
-/* ST_HELD: undeferred, its creator waits for its predecessors and runs it
- * (a predecessor's completion must not queue it). */
-enum { ST_WAITING, ST_READY, ST_RUNNING, ST_DONE, ST_HELD };
-
-struct task {
-    void (*fn)(void *);
-    void *arg;                  /* the argument block, in shared memory */
-    void *raw;                  /* its allocation (NULL: not ours to free) */
-    struct task *parent;        /* the creating task (NULL: foreign, or implicit) */
-    struct task_group *group;   /* the taskgroup it counts in (NULL: none) */
-    struct task_group *groups;  /* its own taskgroups, innermost first */
-    struct dep_table *deps;     /* dependences among its children */
-    struct task **succ;         /* tasks waiting for this one */
-    int nsucc, capsucc;
-    long kids;                  /* children not complete */
-    int npred;                  /* predecessors not complete */
-    int refs;
-    int state;
-    int priority;
-    unsigned char final;        /* its children are included (run at once) */
-    unsigned char implicit;     /* a thread's implicit task (never freed) */
-    unsigned char onstack;      /* run_now's record: gone when it returns */
-    unsigned char foreign;      /* stolen from rank owner */
-    unsigned char lent;         /* running on another rank */
-    unsigned char body_done;
-    unsigned char detach_pending; /* detach: omp_fulfill_event not yet called */
-    unsigned char ran_remote;   /* its body ran on another rank (lent) */
-    uint64_t needs;             /* T.wseq its thief must see published (see T) */
-    uint64_t qseq;              /* queued: needs; foreign: UINT64_MAX */
-    struct pf_block pf[PF_DEPS];/* blocks its dependences name */
-    int npf;
-    int aff1;                   /* 1 + the rank it should run on, 0: any */
-    double qtime;               /* when it was queued (aff1 only) */
-    int owner;                  /* foreign: the owning rank and its record */
-    uint64_t owner_ref;
-    struct task_group proxy;    /* foreign with a taskgroup: its descendants */
-    struct task *next, *prev;   /* the ready queue */
-    struct task *lnext, *lprev; /* lent: T.lent_head's list */
-};
 
 struct free_node { void *raw; struct free_node *next; };
 
@@ -229,7 +153,7 @@ struct steal_reply { uint32_t n, done; struct steal_desc d[STEAL_MAX]; };
 
 /* ---- allocation (private memory) ---- */
 
-static void *xcalloc(size_t n, size_t sz)
+void *shim_task_xcalloc(size_t n, size_t sz)
 {
     void *p = calloc(n, sz);
     if (!p)
@@ -237,7 +161,7 @@ static void *xcalloc(size_t n, size_t sz)
     return p;
 }
 
-static void *xrealloc(void *p, size_t sz)
+void *shim_task_xrealloc(void *p, size_t sz)
 {
     p = realloc(p, sz);
     if (!p)
@@ -247,37 +171,17 @@ static void *xrealloc(void *p, size_t sz)
 
 /* T.mu held for all of the following until "without T.mu". */
 
-static void task_unref(struct task *t);
 
-static void dep_table_free(struct dep_table *d)
-{
-    if (!d)
-        return;
-    for (int i = 0; i < DEP_BUCKETS; i++) {
-        struct dep_entry *e = d->b[i], *n;
-        for (; e; e = n) {
-            n = e->next;
-            if (e->last_out)
-                task_unref(e->last_out);
-            for (int k = 0; k < e->nreaders; k++)
-                task_unref(e->readers[k]);
-            free(e->readers);
-            free(e);
-        }
-    }
-    free(d);
-}
-
-static void task_unref(struct task *t)
+void shim_task_unref(struct task *t)
 {
     if (t->implicit || --t->refs > 0)
         return;
-    dep_table_free(t->deps);
+    shim_dep_table_free(t->deps);
     free(t->succ);
     struct task *p = t->parent;
     free(t);
     if (p)
-        task_unref(p);
+        shim_task_unref(p);
 }
 
 static void enqueue(struct task *t)
@@ -392,7 +296,7 @@ static void complete(struct task *t)
             enqueue(s);
     }
     t->nsucc = 0;
-    dep_table_free(t->deps);
+    shim_dep_table_free(t->deps);
     t->deps = NULL;
     if (--T.live == 0)
         pthread_cond_broadcast(&T.cv);
@@ -403,7 +307,7 @@ static void defer_free(void *raw)
 {
     if (!raw)
         return;
-    struct free_node *f = xcalloc(1, sizeof *f);
+    struct free_node *f = shim_task_xcalloc(1, sizeof *f);
     f->raw = raw;
     f->next = T.to_free;
     T.to_free = f;
@@ -421,137 +325,6 @@ static void drain_frees(void)
         shim_dsm_free(f->raw);
         free(f);
         f = n;
-    }
-}
-
-/* ---- dependences (T.mu held) ---- */
-
-static void add_edge(struct task *pred, struct task *t)
-{
-    if (pred == t || pred->state == ST_DONE)
-        return;
-    for (int i = 0; i < pred->nsucc; i++)
-        if (pred->succ[i] == t)
-            return;
-    if (pred->nsucc == pred->capsucc) {
-        pred->capsucc = pred->capsucc ? 2 * pred->capsucc : 4;
-        pred->succ = xrealloc(pred->succ, (size_t)pred->capsucc * sizeof *pred->succ);
-    }
-    pred->succ[pred->nsucc++] = t;
-    t->npred++;
-}
-
-static struct dep_entry *dep_lookup(struct task *parent, void *addr)
-{
-    if (!parent->deps)
-        parent->deps = xcalloc(1, sizeof *parent->deps);
-    uintptr_t h = (uintptr_t)addr;
-    h = (h >> 3) ^ (h >> 12);
-    struct dep_entry **b = &parent->deps->b[h % DEP_BUCKETS];
-    for (struct dep_entry *e = *b; e; e = e->next)
-        if (e->addr == addr)
-            return e;
-    struct dep_entry *e = xcalloc(1, sizeof *e);
-    e->addr = addr;
-    e->next = *b;
-    *b = e;
-    return e;
-}
-
-static void dep_add(struct task *parent, struct task *t, void *addr, int kind)
-{
-    struct dep_entry *e = dep_lookup(parent, addr);
-    if (e->last_out)
-        add_edge(e->last_out, t);
-    if (kind == DEP_IN) {
-        /* Drop readers that are done, then add this one. */
-        int k = 0;
-        for (int i = 0; i < e->nreaders; i++) {
-            if (e->readers[i]->state == ST_DONE)
-                task_unref(e->readers[i]);
-            else
-                e->readers[k++] = e->readers[i];
-        }
-        e->nreaders = k;
-        if (e->nreaders == e->cap) {
-            e->cap = e->cap ? 2 * e->cap : 4;
-            e->readers = xrealloc(e->readers, (size_t)e->cap * sizeof *e->readers);
-        }
-        e->readers[e->nreaders++] = t;
-        t->refs++;
-        return;
-    }
-    /* out, inout, and (more strictly than needed, which OpenMP allows:
-     * an order among them is one of the permitted schedules)
-     * mutexinoutset and inoutset. */
-    for (int i = 0; i < e->nreaders; i++) {
-        add_edge(e->readers[i], t);
-        task_unref(e->readers[i]);
-    }
-    e->nreaders = 0;
-    if (e->last_out)
-        task_unref(e->last_out);
-    e->last_out = t;
-    t->refs++;
-}
-
-/* GCC's depend array: either depend[0] = n, depend[1] = out/inout count,
- * then n addresses (out/inout first); or depend[0] = 0, depend[1] = n,
- * depend[2] = out/inout, depend[3] = mutexinoutset, depend[4] = in counts,
- * their addresses from depend[5], then the remaining n - those as pointers
- * to depend objects (address, kind). */
-/* Remember addr if it starts a block of the shared heap (its size from the
- * block's header, read here on the creating rank). */
-static void note_block(struct task *t, void *addr, int kind)
-{
-    if (t->npf >= PF_DEPS || !addr)
-        return;
-    size_t bytes = shim_heap_block_size(addr);
-    if (!bytes)
-        return;
-    if (kind != DEP_IN && !t->aff1 && T.team_ranks > 1 && aff_on) {
-        /* A task that writes the block should run at the block's home
-         * (homes move only at barriers): its writes then cost no diff, and
-         * only the block's readers fetch it. */
-        int home = dsm_rt_page_home(dsm_rt_page_of(addr));
-        if (home >= 0 && home < T.team_ranks)
-            t->aff1 = 1 + home;
-    }
-    t->pf[t->npf].addr = (uint64_t)(uintptr_t)addr;
-    t->pf[t->npf].bytes = (uint32_t)(bytes < PF_BLOCK_MAX ? bytes : PF_BLOCK_MAX);
-    t->npf++;
-}
-
-static void deps_of(struct task *parent, struct task *t, void **depend)
-{
-    uintptr_t n = (uintptr_t)depend[0];
-    if (n) {
-        uintptr_t nout = (uintptr_t)depend[1];
-        for (uintptr_t i = 0; i < n; i++) {
-            dep_add(parent, t, depend[2 + i], i < nout ? DEP_OUT : DEP_IN);
-            note_block(t, depend[2 + i], i < nout ? DEP_OUT : DEP_IN);
-        }
-        return;
-    }
-    n = (uintptr_t)depend[1];
-    uintptr_t nout = (uintptr_t)depend[2], nmut = (uintptr_t)depend[3];
-    uintptr_t nin = (uintptr_t)depend[4];
-    uintptr_t i = 0;
-    for (; i < nout + nmut + nin && i < n; i++) {
-        dep_add(parent, t, depend[5 + i],
-                i < nout ? DEP_OUT : i < nout + nmut ? DEP_MUTEXINOUTSET : DEP_IN);
-        note_block(t, depend[5 + i],
-                   i < nout ? DEP_OUT : i < nout + nmut ? DEP_MUTEXINOUTSET : DEP_IN);
-    }
-    for (; i < n; i++) {
-        void **obj = depend[5 + i];
-        uintptr_t kind = (uintptr_t)obj[1];
-        if (kind < DEP_IN || kind > DEP_INOUTSET)
-            dsm__fatal("a depend clause with a dependence object of kind %lu, which "
-                       "the OpenMP shim does not know (a depobj not initialised?)",
-                       (unsigned long)kind);
-        dep_add(parent, t, obj[0], (int)kind);
-        note_block(t, obj[0], (int)kind);
     }
 }
 
@@ -684,7 +457,7 @@ static void report_done(struct task *t)
     if (T.done[owner].n == 0)
         T.done[owner].since = now;
     T.done[owner].ref[T.done[owner].n++] = t->owner_ref;
-    task_unref(t);              /* its children may still hold it */
+    shim_task_unref(t);              /* its children may still hold it */
     if (T.fready[owner] == 0 || T.done[owner].n == DONE_MAX ||
         now - T.done[owner].since >= REPORT_S)
         send_reports(owner);
@@ -704,7 +477,7 @@ static void finish(struct task *t)
         complete(t);
         raw = t->raw;
         t->raw = NULL;
-        task_unref(t);
+        shim_task_unref(t);
     }
     pthread_mutex_unlock(&T.mu);
     if (raw)
@@ -864,7 +637,7 @@ static struct task *new_task(void (*fn)(void *), void *arg, void *raw, void **de
     struct task *parent = current();
     while (parent->onstack)     /* a detached task inside an included one: */
         parent = parent->parent;    /* it may outlive run_now's record */
-    struct task *t = xcalloc(1, sizeof *t);
+    struct task *t = shim_task_xcalloc(1, sizeof *t);
     t->fn = fn;
     t->arg = arg;
     t->raw = raw;
@@ -881,7 +654,7 @@ static struct task *new_task(void (*fn)(void *), void *arg, void *raw, void **de
     T.st.created++;
     t->needs = ++T.wseq;
     if (depend)
-        deps_of(parent, t, depend);
+        shim_deps_of(parent, t, depend, aff_on ? T.team_ranks : 0);
     return t;
 }
 
@@ -911,9 +684,9 @@ static void run_now(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *
         shim_dsm_free(raw);
 }
 
-static void create(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                   long arg_size, long arg_align, bool deferred, unsigned flags,
-                   void **depend, int priority, void **detach, long *bounds, int nb)
+void shim_task_create(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                      long arg_size, long arg_align, bool deferred, unsigned flags,
+                      void **depend, int priority, void **detach, long *bounds, int nb)
 {
     struct task *parent = current();
     int final = (flags & TF_FINAL) != 0 || parent->final;
@@ -1077,7 +850,7 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
                 complete(t);
                 defer_free(t->raw);
                 t->raw = NULL;
-                task_unref(t);
+                shim_task_unref(t);
             }
         }
         __atomic_add_fetch(&T.remote_done, 1, __ATOMIC_RELEASE);
@@ -1092,7 +865,7 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
             complete(t);
             defer_free(t->raw);
             t->raw = NULL;
-            task_unref(t);
+            shim_task_unref(t);
         }
         __atomic_add_fetch(&T.remote_done, 1, __ATOMIC_RELEASE);
         break;
@@ -1115,7 +888,7 @@ static int steal_round(int *all_done, const uint64_t *only, size_t nonly, struct
      * which is shared memory. */
     static __thread struct steal_reply *rp;
     if (!rp)
-        rp = xcalloc(1, sizeof *rp);
+        rp = shim_task_xcalloc(1, sizeof *rp);
     struct steal_reply r;
     struct rq_head h = { RQ_STEAL, (uint32_t)nonly };
     int ranks = T.team_ranks;
@@ -1141,7 +914,7 @@ static int steal_round(int *all_done, const uint64_t *only, size_t nonly, struct
         pass_lock(v);
         pthread_mutex_lock(&T.mu);
         for (uint32_t i = 0; i < r.n; i++) {
-            struct task *t = xcalloc(1, sizeof *t);
+            struct task *t = shim_task_xcalloc(1, sizeof *t);
             t->fn = (void (*)(void *))(uintptr_t)r.d[i].fn;
             t->arg = (void *)(uintptr_t)r.d[i].arg;
             t->owner = v;
@@ -1273,7 +1046,7 @@ out:
     /* Every task bound to the team is complete: the implicit task's
      * dependences name only completed tasks now. */
     pthread_mutex_lock(&T.mu);
-    dep_table_free(implicit_task.deps);
+    shim_dep_table_free(implicit_task.deps);
     implicit_task.deps = NULL;
     pthread_mutex_unlock(&T.mu);
     drain_frees();
@@ -1285,7 +1058,7 @@ SHIM_EXPORT void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *,
                            long arg_size, long arg_align, bool if_clause, unsigned flags,
                            void **depend, int priority, void *detach)
 {
-    create(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority,
+    shim_task_create(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority,
            (flags & TF_DETACH) ? (void **)detach : NULL, NULL, 0);
 }
 
@@ -1320,7 +1093,7 @@ SHIM_EXPORT void GOMP_taskyield(void)
 SHIM_EXPORT void GOMP_taskgroup_start(void)
 {
     struct task *self = current();
-    struct task_group *g = xcalloc(1, sizeof *g);
+    struct task_group *g = shim_task_xcalloc(1, sizeof *g);
     struct task_group *outer = group_of(self);
     g->red = outer ? outer->red : NULL;
     pthread_mutex_lock(&T.mu);
@@ -1386,7 +1159,7 @@ SHIM_EXPORT void omp_fulfill_event(uintptr_t event)
         complete(t);
         raw = t->raw;
         t->raw = NULL;
-        task_unref(t);
+        shim_task_unref(t);
     }
     pthread_mutex_unlock(&T.mu);
     if (raw)
@@ -1397,92 +1170,6 @@ SHIM_EXPORT void omp_fulfill_event_(uintptr_t *event)
 {
     omp_fulfill_event(*event);
 }
-
-/* ---- taskloop ---- */
-
-static void taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                     long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
-                     int priority, uint64_t start, uint64_t end, uint64_t step, int ull)
-{
-    /* The reduction clause's descriptor (word 2 of the argument block). */
-    uintptr_t *red = NULL;
-    if ((flags & (TF_REDUCTION | TF_NOGROUP)) == TF_REDUCTION)
-        memcpy(&red, (char *)data + 2 * sizeof(uint64_t), sizeof red);
-    /* The iteration count. */
-    uint64_t n;
-    int up = ull ? (flags & TF_UP) != 0 : (int64_t)step > 0;
-    if (up)
-        n = (ull ? end <= start : (int64_t)end <= (int64_t)start) ? 0
-            : (end - start + step - 1) / step;
-    else
-        n = (ull ? end >= start : (int64_t)end >= (int64_t)start) ? 0
-            : (start - end - step - 1) / (0 - step);
-    if (n == 0) {
-        if (red)
-            red[2] = 0;         /* GCC's code: nothing registered, no merge */
-        return;
-    }
-    uint64_t ntasks, per, extra;
-    if (flags & TF_GRAINSIZE) {
-        uint64_t g = num_tasks ? num_tasks : 1;
-        if (flags & TF_STRICT) {
-            ntasks = (n + g - 1) / g;
-            per = g;
-            extra = 0;
-        } else {
-            ntasks = n / g ? n / g : 1;
-            per = n / ntasks;
-            extra = n % ntasks;
-        }
-    } else {
-        ntasks = num_tasks ? num_tasks : (uint64_t)shim_self()->size;
-        if (ntasks > n)
-            ntasks = n;
-        per = n / ntasks;
-        extra = n % ntasks;
-    }
-    int group = !(flags & TF_NOGROUP);
-    if (group)
-        GOMP_taskgroup_start();
-    if (red)
-        GOMP_taskgroup_reduction_register(red);
-    uint64_t s = 0;
-    for (uint64_t i = 0; i < ntasks && s < n; i++) {
-        uint64_t cnt = per + (i < extra ? 1 : 0);
-        if (s + cnt > n)
-            cnt = n - s;
-        uint64_t b0 = start + s * step, b1 = start + (s + cnt) * step;
-        long b[2];
-        memcpy(&b[0], &b0, sizeof b0);
-        memcpy(&b[1], &b1, sizeof b1);
-        create(fn, data, cpyfn, arg_size, arg_align, (flags & TF_IF) != 0,
-               flags & (TF_FINAL | TF_PRIORITY), NULL, priority, NULL, b, 2);
-        s += cnt;
-    }
-    if (group)
-        GOMP_taskgroup_end();
-}
-
-SHIM_EXPORT void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                               long arg_size, long arg_align, unsigned flags,
-                               unsigned long num_tasks, int priority, long start, long end,
-                               long step)
-{
-    taskloop(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority,
-             (uint64_t)start, (uint64_t)end, (uint64_t)step, 0);
-}
-
-SHIM_EXPORT void GOMP_taskloop_ull(void (*fn)(void *), void *data,
-                                   void (*cpyfn)(void *, void *), long arg_size,
-                                   long arg_align, unsigned flags, unsigned long num_tasks,
-                                   int priority, unsigned long long start,
-                                   unsigned long long end, unsigned long long step)
-{
-    taskloop(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end,
-             step, 1);
-}
-
-/* ---- statistics and start-up ---- */
 
 void shim_task_stats(struct shim_task_stats *out)
 {
