@@ -482,6 +482,7 @@ struct shim_task_stats {
     uint64_t steal_calls;       /* steal requests (round trips) this rank sent */
     uint64_t publishes;         /* lock passages that made queued tasks stealable */
     uint64_t reports;           /* completion reports (each a batch) this rank sent */
+    uint64_t throttled;         /* tasks run at once: enough were ready here */
 };
 SHIM_HIDDEN void shim_task_init(void);
 /* A region starts: this rank runs local_count of its threads, team_ranks

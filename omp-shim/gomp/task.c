@@ -32,8 +32,8 @@
  *   - the thief passes the lock when it has the tasks (acquire), and again
  *     when one has run, before it reports the completion (release);
  *   - the owner passes its lock at the end of a wait (taskwait, taskgroup)
- *     when the team spans ranks, and before it runs a task if a task it
- *     lent has completed since its last passage (acquire).
+ *     and before it runs a task, if a task it lent has completed since its
+ *     last passage (acquire).
  * dsm_flush (the ordered flush) was the first choice; with it, atomic
  * updates made by tasks on two ranks were lost (tests/omp/taskgroup on 2 x 2,
  * 4 runs in 30: the final count short by 1 to 156); with the lock passages,
@@ -74,6 +74,7 @@ enum { RQ_STEAL = 1, RQ_DONE, RQ_ON, RQ_FULFILL };
 #define STEAL_MAX 16            /* tasks one steal takes, at most */
 #define DONE_MAX 64             /* completions one report carries, at most */
 #define STEAL_ONLY_MAX 512      /* lent tasks a waiting thread's steal names */
+#define THROTTLE_READY 64       /* ready tasks per thread above which a new one runs now */
 #ifndef STEAL_BACKOFF_MAX_US
 #define STEAL_BACKOFF_MAX_US 2000 /* the longest pause between empty steal rounds */
 #endif
@@ -361,13 +362,17 @@ static void publish_if_hungry(void)
 }
 
 /* Tasks completed on other ranks since this rank's last acquire: see their
- * writes.  always: acquire in any case (the end of a wait, when the team
- * spans ranks). */
-static void acquire_remote(int always)
+ * writes (each runner released them before its report, which counted in
+ * T.remote_done under T.mu before any waiter could see the completion).
+ * Nothing else needs an acquire: a task that ran here wrote this node's
+ * own memory.  Run before a task that may depend on such a task, at the end
+ * of taskwait and taskgroup, and before a stolen task's report (so that its
+ * release passes on what its descendants' runners released: libdsm's locks
+ * forward what an acquire learned). */
+static void acquire_remote(void)
 {
     uint64_t seen = __atomic_load_n(&T.remote_done, __ATOMIC_ACQUIRE);
-    if (seen == __atomic_load_n(&T.acquired, __ATOMIC_RELAXED) &&
-        !(always && T.team_ranks > 1 && T.on))
+    if (seen == __atomic_load_n(&T.acquired, __ATOMIC_RELAXED))
         return;
     pass_lock(shim.rank);
     pthread_mutex_lock(&T.mu);
@@ -397,7 +402,7 @@ static void prefetch_blocks(const struct task *t)
 static void run_task(struct task *t)
 {
     struct task *prev = cur;
-    acquire_remote(0);          /* a predecessor that ran elsewhere */
+    acquire_remote();           /* a predecessor that ran elsewhere */
     if (t->npf && T.team_ranks > 1)
         prefetch_blocks(t);
     t->state = ST_RUNNING;
@@ -407,8 +412,11 @@ static void run_task(struct task *t)
     dsm_rt_trace(DSM_TR_TASK_BEGIN, id, from);
     t->fn(t->arg);
     dsm_rt_trace(DSM_TR_TASK_END, id, from);
-    if (t->foreign && t->group == &t->proxy)
+    if (t->foreign && t->group == &t->proxy) {
         wait_group(&t->proxy, t);       /* its descendants in the owner's group */
+        acquire_remote();       /* theirs, if they ran elsewhere, so that the
+                                 * report's release passes them on */
+    }
     cur = prev;
     finish(t);
 }
@@ -700,10 +708,25 @@ void shim_task_create(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
         }
         deferred = 0;
     }
+    if (deferred && !(flags & TF_DEPEND) && !detach) {
+        /* As libgomp does: with more than THROTTLE_READY tasks ready per
+         * thread of the rank, there is work enough to share, and a new
+         * task runs now, undeferred (its own children may be deferred).
+         * Not one with dependences: it keeps its place in their order. */
+        pthread_mutex_lock(&T.mu);
+        if (T.nready > THROTTLE_READY * (long)(T.local_count > 0 ? T.local_count : 1)) {
+            deferred = 0;
+            T.st.throttled++;
+        }
+        pthread_mutex_unlock(&T.mu);
+    }
     if (deferred || detach)
         turn_on();
-    void *raw = NULL;
-    void *arg = copy_args(data, cpyfn, arg_size, arg_align, &raw);
+    void *raw = NULL, *arg = data;
+    /* An undeferred task runs before GOMP_task returns: GCC's block is
+     * still there, and no other rank will read it. */
+    if (deferred || cpyfn || bounds)
+        arg = copy_args(data, cpyfn, arg_size, arg_align, &raw);
     if (bounds)
         memcpy(arg, bounds, (size_t)nb * sizeof(long));
     drain_frees();
@@ -1068,7 +1091,7 @@ SHIM_EXPORT void GOMP_taskwait(void)
     pthread_mutex_lock(&T.mu);
     wait_zero(&self->kids, self);
     pthread_mutex_unlock(&T.mu);
-    acquire_remote(1);
+    acquire_remote();
     drain_frees();
 }
 
@@ -1113,7 +1136,7 @@ SHIM_EXPORT void GOMP_taskgroup_end(void)
     self->groups = g->prev;
     pthread_mutex_unlock(&T.mu);
     free(g);
-    acquire_remote(1);
+    acquire_remote();
     drain_frees();
 }
 
@@ -1189,9 +1212,10 @@ void shim_task_report(void)
         return;
     fprintf(stderr, "ompshim[rank %d]: tasks: %lu created here, %lu lent to other ranks, "
             "%lu stolen from them in %lu steal requests, %lu completion reports, %lu "
-            "publications\n", shim.rank, (unsigned long)st.created, (unsigned long)st.lent,
-            (unsigned long)st.stolen, (unsigned long)st.steal_calls,
-            (unsigned long)st.reports, (unsigned long)st.publishes);
+            "publications, %lu run at once (enough ready here)\n", shim.rank,
+            (unsigned long)st.created, (unsigned long)st.lent, (unsigned long)st.stolen,
+            (unsigned long)st.steal_calls, (unsigned long)st.reports,
+            (unsigned long)st.publishes, (unsigned long)st.throttled);
 }
 
 void shim_task_init(void)
