@@ -75,9 +75,7 @@ enum { RQ_STEAL = 1, RQ_DONE, RQ_ON, RQ_FULFILL };
 #define DONE_MAX 64             /* completions one report carries, at most */
 #define STEAL_ONLY_MAX 512      /* lent tasks a waiting thread's steal names */
 #define THROTTLE_READY 64       /* ready tasks per thread above which a new one runs now */
-#ifndef STEAL_BACKOFF_MAX_US
 #define STEAL_BACKOFF_MAX_US 2000 /* the longest pause between empty steal rounds */
-#endif
 
 static struct {
     pthread_mutex_t mu;
