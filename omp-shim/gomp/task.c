@@ -102,6 +102,7 @@ static struct {
     uint64_t qgen;
     int stealing;
     int in_dsm_barrier;         /* a thread of the rank is in the team's DSM barrier */
+    uint32_t phase;             /* regions begun + team DSM barriers left, here */
     int next_victim;
     uint64_t remote_done, acquired;  /* remote completions: received, acquired */
     struct free_node *to_free;  /* blocks of lent tasks, for a team thread to free */
@@ -140,7 +141,9 @@ static struct task_group *group_of(const struct task *t)
 /* ---- service requests ---- */
 
 
-struct rq_head { uint32_t kind, n; };
+/* phase: the requester's T.phase (RQ_STEAL: "done" answers for that phase
+ * only). */
+struct rq_head { uint32_t kind, n, phase, pad; };
 struct steal_desc {
     uint64_t fn, arg, ref, red;
     int32_t priority;
@@ -282,7 +285,9 @@ static struct task *pop(const struct task *anc)
 static void complete(struct task *t)
 {
     t->state = ST_DONE;
-    uint64_t stamp = t->ran_remote ? 0 : ++T.wseq;
+    /* A body that ran elsewhere was released there; a detached task's
+     * event fulfilled here follows this rank's writes. */
+    uint64_t stamp = t->ran_remote && !t->fulfilled_here ? 0 : ++T.wseq;
     if (t->parent && --t->parent->kids == 0)
         pthread_cond_broadcast(&T.cv);
     if (t->group && --t->group->count == 0)
@@ -350,8 +355,13 @@ static void publish_if_hungry(void)
     T.publishing = 1;
     uint64_t upto = T.wseq;
     pthread_mutex_unlock(&T.mu);
+    /* The passage is an acquire too: remote completions counted before it
+     * need no other. */
+    uint64_t seen = __atomic_load_n(&T.remote_done, __ATOMIC_ACQUIRE);
     pass_lock(shim.rank);
     pthread_mutex_lock(&T.mu);
+    if (seen > T.acquired)
+        __atomic_store_n(&T.acquired, seen, __ATOMIC_RELAXED);
     T.publishing = 0;
     if (upto > T.pub_seq)
         T.pub_seq = upto;
@@ -375,7 +385,7 @@ static void acquire_remote(void)
     pass_lock(shim.rank);
     pthread_mutex_lock(&T.mu);
     if (seen > T.acquired)
-        T.acquired = seen;
+        __atomic_store_n(&T.acquired, seen, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&T.mu);
 }
 
@@ -437,7 +447,7 @@ static void send_reports(int owner)
     pthread_mutex_unlock(&T.mu);
     /* Release the tasks' writes, then tell the owner. */
     pass_lock(owner);
-    struct rq_head h = { RQ_DONE, (uint32_t)n };
+    struct rq_head h = { RQ_DONE, (uint32_t)n, 0, 0 };
     (void)dsm__call(owner, SHIM_SVC_TASKS, &h, sizeof h, refs, (size_t)n * sizeof refs[0],
                     NULL, 0, NULL);
     pthread_mutex_lock(&T.mu);
@@ -610,7 +620,7 @@ static void turn_on(void)
     if (__atomic_load_n(&T.on, __ATOMIC_ACQUIRE))
         return;
     __atomic_store_n(&T.on, 1, __ATOMIC_RELEASE);
-    struct rq_head h = { RQ_ON, 0 };
+    struct rq_head h = { RQ_ON, 0, 0, 0 };
     for (int r = 0; r < T.team_ranks; r++)
         if (r != shim.rank)
             (void)dsm__call(r, SHIM_SVC_TASKS, &h, sizeof h, NULL, 0, NULL, 0, NULL);
@@ -660,7 +670,7 @@ static struct task *new_task(void (*fn)(void *), void *arg, void *raw, void **de
     T.st.created++;
     t->needs = ++T.wseq;
     if (depend)
-        shim_deps_of(parent, t, depend, aff_on ? T.team_ranks : 0);
+        shim_deps_of(parent, t, depend);
     return t;
 }
 
@@ -728,9 +738,15 @@ void shim_task_create(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
     if (bounds)
         memcpy(arg, bounds, (size_t)nb * sizeof(long));
     drain_frees();
+    struct task_blocks blocks = { .npf = 0 };
+    if (flags & TF_DEPEND)
+        shim_deps_blocks(depend, aff_on ? T.team_ranks : 0, &blocks);
     pthread_mutex_lock(&T.mu);
     struct task *t = new_task(fn, arg, raw, (flags & TF_DEPEND) ? depend : NULL,
                               (flags & TF_PRIORITY) ? priority : 0);
+    memcpy(t->pf, blocks.pf, sizeof t->pf);
+    t->npf = blocks.npf;
+    t->aff1 = blocks.aff1;
     t->final = (unsigned char)final;
     if (detach) {
         t->detach_pending = 1;
@@ -758,11 +774,16 @@ void shim_task_create(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
 
 /* ---- the service: steal, done, on, fulfill (service thread) ---- */
 
-static int rank_done(void)
+/* This rank is done with phase (a thief's T.phase): in the DSM barrier that
+ * ends it, or every thread arrived and no task left.  Not while it is still
+ * in or just out of the barrier before it (or before the region's start):
+ * its T.phase is behind then, and the thief must wait for its tasks. */
+static int rank_done(uint32_t phase)
 {
-    return T.in_dsm_barrier ||
-           (T.on && T.arrived == T.local_count && T.live == 0 && T.foreign == 0 &&
-            T.nready == 0);
+    return T.phase == phase &&
+           (T.in_dsm_barrier ||
+            (T.on && T.arrived == T.local_count && T.live == 0 && T.foreign == 0 &&
+             T.nready == 0));
 }
 
 /* Task t may go to rank src: any task if the request names none, else one
@@ -847,7 +868,7 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
         }
         T.st.lent += n;
         r->n = n;
-        r->done = (uint32_t)rank_done();
+        r->done = (uint32_t)rank_done(h.phase);
         *reply_len = sizeof *r - (STEAL_MAX - n) * sizeof r->d[0];
         break;
     }
@@ -911,7 +932,9 @@ static int steal_round(int *all_done, const uint64_t *only, size_t nonly, struct
     if (!rp)
         rp = shim_task_xcalloc(1, sizeof *rp);
     struct steal_reply r;
-    struct rq_head h = { RQ_STEAL, (uint32_t)nonly };
+    pthread_mutex_lock(&T.mu);
+    struct rq_head h = { RQ_STEAL, (uint32_t)nonly, T.phase, 0 };
+    pthread_mutex_unlock(&T.mu);
     int ranks = T.team_ranks;
     *all_done = 1;
     for (int k = 0; k < ranks; k++) {
@@ -987,12 +1010,20 @@ void shim_task_region_begin(int local_count, int team_ranks)
     T.local_count = local_count;
     T.team_ranks = team_ranks;
     T.arrived = 0;
+    T.phase++;
     pthread_mutex_unlock(&T.mu);
 }
 
 void shim_task_dsm_barrier(int in)
 {
-    __atomic_store_n(&T.in_dsm_barrier, in, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&T.mu);
+    T.in_dsm_barrier = in;
+    if (!in) {
+        /* Out of it: the next phase, whose arrivals count from zero. */
+        T.phase++;
+        T.arrived = 0;
+    }
+    pthread_mutex_unlock(&T.mu);
 }
 
 
@@ -1167,7 +1198,7 @@ SHIM_EXPORT void omp_fulfill_event(uintptr_t event)
                    "(or one already fulfilled)", (unsigned long)event);
     if (owner != shim.rank) {
         pass_lock(owner);       /* the fulfilling thread's writes, released */
-        struct rq_head h = { RQ_FULFILL, 1 };
+        struct rq_head h = { RQ_FULFILL, 1, 0, 0 };
         uint64_t ref = (uint64_t)(uintptr_t)t;
         (void)dsm__call(owner, SHIM_SVC_TASKS, &h, sizeof h, &ref, sizeof ref, NULL, 0,
                         NULL);
@@ -1176,6 +1207,7 @@ SHIM_EXPORT void omp_fulfill_event(uintptr_t event)
     void *raw = NULL;
     pthread_mutex_lock(&T.mu);
     t->detach_pending = 0;
+    t->fulfilled_here = 1;
     if (t->body_done) {
         complete(t);
         raw = t->raw;

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <string.h>
 
 #include "task_internal.h"
 
@@ -104,54 +105,28 @@ static void dep_add(struct task *parent, struct task *t, void *addr, int kind)
     t->refs++;
 }
 
-/* Remember addr if it starts a block of the shared heap (its size from the
- * block's header, read here on the creating rank). */
-static void note_block(struct task *t, void *addr, int kind, int aff_ranks)
-{
-    if (t->npf >= PF_DEPS || !addr)
-        return;
-    size_t bytes = shim_heap_block_size(addr);
-    if (!bytes)
-        return;
-    if (kind != DEP_IN && !t->aff1 && aff_ranks > 1) {
-        /* A task that writes the block should run at the block's home
-         * (homes move only at barriers): its writes then cost no diff, and
-         * only the block's readers fetch it. */
-        int home = dsm_rt_page_home(dsm_rt_page_of(addr));
-        if (home >= 0 && home < aff_ranks)
-            t->aff1 = 1 + home;
-    }
-    t->pf[t->npf].addr = (uint64_t)(uintptr_t)addr;
-    t->pf[t->npf].bytes = (uint32_t)(bytes < PF_BLOCK_MAX ? bytes : PF_BLOCK_MAX);
-    t->npf++;
-}
-
-/* GCC's depend array: either depend[0] = n, depend[1] = out/inout count,
- * then n addresses (out/inout first); or depend[0] = 0, depend[1] = n,
- * depend[2] = out/inout, depend[3] = mutexinoutset, depend[4] = in counts,
- * their addresses from depend[5], then the remaining n - those as pointers
- * to depend objects (address, kind). */
-void shim_deps_of(struct task *parent, struct task *t, void **depend, int aff_ranks)
+/* Call fn(ctx, address, kind) for each dependence of GCC's depend array:
+ * either depend[0] = n, depend[1] = out/inout count, then n addresses
+ * (out/inout first); or depend[0] = 0, depend[1] = n, depend[2] =
+ * out/inout, depend[3] = mutexinoutset, depend[4] = in counts, their
+ * addresses from depend[5], then the remaining n - those as pointers to
+ * depend objects (address, kind). */
+static void each_dep(void **depend, void (*fn)(void *ctx, void *addr, int kind), void *ctx)
 {
     uintptr_t n = (uintptr_t)depend[0];
     if (n) {
         uintptr_t nout = (uintptr_t)depend[1];
-        for (uintptr_t i = 0; i < n; i++) {
-            dep_add(parent, t, depend[2 + i], i < nout ? DEP_OUT : DEP_IN);
-            note_block(t, depend[2 + i], i < nout ? DEP_OUT : DEP_IN, aff_ranks);
-        }
+        for (uintptr_t i = 0; i < n; i++)
+            fn(ctx, depend[2 + i], i < nout ? DEP_OUT : DEP_IN);
         return;
     }
     n = (uintptr_t)depend[1];
     uintptr_t nout = (uintptr_t)depend[2], nmut = (uintptr_t)depend[3];
     uintptr_t nin = (uintptr_t)depend[4];
     uintptr_t i = 0;
-    for (; i < nout + nmut + nin && i < n; i++) {
-        dep_add(parent, t, depend[5 + i],
-                i < nout ? DEP_OUT : i < nout + nmut ? DEP_MUTEXINOUTSET : DEP_IN);
-        note_block(t, depend[5 + i],
-                   i < nout ? DEP_OUT : i < nout + nmut ? DEP_MUTEXINOUTSET : DEP_IN, aff_ranks);
-    }
+    for (; i < nout + nmut + nin && i < n; i++)
+        fn(ctx, depend[5 + i],
+           i < nout ? DEP_OUT : i < nout + nmut ? DEP_MUTEXINOUTSET : DEP_IN);
     for (; i < n; i++) {
         void **obj = depend[5 + i];
         uintptr_t kind = (uintptr_t)obj[1];
@@ -159,7 +134,53 @@ void shim_deps_of(struct task *parent, struct task *t, void **depend, int aff_ra
             dsm__fatal("a depend clause with a dependence object of kind %lu, which "
                        "the OpenMP shim does not know (a depobj not initialised?)",
                        (unsigned long)kind);
-        dep_add(parent, t, obj[0], (int)kind);
-        note_block(t, obj[0], (int)kind, aff_ranks);
+        fn(ctx, obj[0], (int)kind);
     }
+}
+
+struct add_ctx { struct task *parent, *t; };
+
+static void add_one(void *ctx, void *addr, int kind)
+{
+    struct add_ctx *c = ctx;
+    dep_add(c->parent, c->t, addr, kind);
+}
+
+void shim_deps_of(struct task *parent, struct task *t, void **depend)
+{
+    struct add_ctx c = { parent, t };
+    each_dep(depend, add_one, &c);
+}
+
+struct block_ctx { struct task_blocks *b; int aff_ranks; };
+
+/* Note addr if it starts a block of the shared heap (its size from the
+ * block's header). */
+static void note_block(void *ctx, void *addr, int kind)
+{
+    struct block_ctx *c = ctx;
+    struct task_blocks *b = c->b;
+    if (b->npf >= PF_DEPS || !addr)
+        return;
+    size_t bytes = shim_heap_block_size(addr);
+    if (!bytes)
+        return;
+    if (kind != DEP_IN && !b->aff1 && c->aff_ranks > 1) {
+        /* A task that writes the block should run at the block's home
+         * (homes move only at barriers): its writes then cost no diff, and
+         * only the block's readers fetch it. */
+        int home = dsm_rt_page_home(dsm_rt_page_of(addr));
+        if (home >= 0 && home < c->aff_ranks)
+            b->aff1 = 1 + home;
+    }
+    b->pf[b->npf].addr = (uint64_t)(uintptr_t)addr;
+    b->pf[b->npf].bytes = (uint32_t)(bytes < PF_BLOCK_MAX ? bytes : PF_BLOCK_MAX);
+    b->npf++;
+}
+
+void shim_deps_blocks(void **depend, int aff_ranks, struct task_blocks *b)
+{
+    struct block_ctx c = { b, aff_ranks };
+    memset(b, 0, sizeof *b);
+    each_dep(depend, note_block, &c);
 }

@@ -51,6 +51,13 @@ struct dep_table { struct dep_entry *b[DEP_BUCKETS]; };
 #define PF_BLOCK_MAX (256 * 1024)
 struct pf_block { uint64_t addr; uint32_t bytes, pad; };
 
+/* What shim_deps_blocks finds (copied into the task's record). */
+struct task_blocks {
+    struct pf_block pf[PF_DEPS];
+    int npf;
+    int aff1;                   /* 1 + the rank it should run on, 0: any */
+};
+
 /* ST_HELD: undeferred, its creator waits for its predecessors and runs it
  * (a predecessor's completion must not queue it). */
 enum { ST_WAITING, ST_READY, ST_RUNNING, ST_DONE, ST_HELD };
@@ -78,6 +85,7 @@ struct task {
     unsigned char body_done;
     unsigned char detach_pending; /* detach: omp_fulfill_event not yet called */
     unsigned char ran_remote;   /* its body ran on another rank (lent) */
+    unsigned char fulfilled_here; /* detach: omp_fulfill_event called on this rank */
     uint64_t needs;             /* T.wseq its thief must see published (see T) */
     uint64_t qseq;              /* queued: needs; foreign: UINT64_MAX */
     struct pf_block pf[PF_DEPS];/* blocks its dependences name */
@@ -106,11 +114,13 @@ SHIM_HIDDEN void shim_task_create(void (*fn)(void *), void *data, void (*cpyfn)(
                                   int nb);
 
 /* ---- task_deps.c ---- */
-/* Order t after its earlier siblings as GCC's depend array says, and note
- * the heap blocks it names (prefetch; with aff_ranks > 1, t's affinity to
- * the home of a block it writes, if that rank is below aff_ranks). */
-SHIM_HIDDEN void shim_deps_of(struct task *parent, struct task *t, void **depend,
-                              int aff_ranks);
+/* Order t after its earlier siblings as GCC's depend array says (T.mu). */
+SHIM_HIDDEN void shim_deps_of(struct task *parent, struct task *t, void **depend);
 SHIM_HIDDEN void shim_dep_table_free(struct dep_table *d);
+/* The heap blocks a depend array names (for the prefetch) and, with
+ * aff_ranks > 1, the affinity to the home of a block it writes, if that rank
+ * is below aff_ranks.  Reads the blocks' headers (shared memory: maybe a
+ * page fetch), so without T.mu. */
+SHIM_HIDDEN void shim_deps_blocks(void **depend, int aff_ranks, struct task_blocks *b);
 
 #endif

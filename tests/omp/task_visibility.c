@@ -19,7 +19,14 @@
  *     creator through the rank that ran its parent);
  *   - depend chain: task k reads slot k - 1, which task k - 1 wrote (they
  *     may run on different ranks), and writes slot k; the creator checks
- *     the last slot after taskwait.
+ *     the last slot after taskwait;
+ *   - detach: a detached task X (depend out on the array's last element,
+ *     homed on the team's last rank) and a task S (depend in on it) that
+ *     reads the element; the creator computes a while (so that idle
+ *     threads take X), makes another task, writes the element, fulfils X's
+ *     event and computes again before it waits: S must see that write
+ *     wherever it runs (omp-shim before bc2626b's successor: a thief could
+ *     run S without it).
  * The values make every stale read show: each round adds to what the
  * previous round left.  Nothing depends on the schedule: stdout is the
  * same for any team.
@@ -55,7 +62,7 @@ static void add_range(long lo, long hi, double v)
 
 int main(void)
 {
-    long bad_wait = 0, bad_group = 0, bad_chain = 0;
+    long bad_wait = 0, bad_group = 0, bad_chain = 0, bad_detach = 0;
 
     ot_print("threads=%d", ot_team_size());
     /* On the heap, first written in a static loop: under omp-shim each rank
@@ -119,12 +126,38 @@ int main(void)
                 ot_error("depend chain, round %d: last slot %ld, expected %ld", r,
                          chain[CHAIN], want);
         }
+
+        for (int r = 0; r < ROUNDS / 4; r++) {
+            omp_event_handle_t ev;
+            double seen = -1.0, *last = &a[N - 1];
+#pragma omp task detach(ev) depend(out: last[0])
+            seen += work(r);
+#pragma omp task depend(in: last[0]) shared(seen)
+            seen = last[0];
+            double z = 0.0;
+            for (int k = 0; k < 8; k++)
+                z += work(k);
+            /* A scheduling point (under omp-shim a publication, if a thief
+             * waits), then the write, the event, and more work, so that a
+             * thief may take S before this thread waits. */
+#pragma omp task shared(z)
+            z += work(r);
+            last[0] = 1000.0 + r + z;
+            omp_fulfill_event(ev);
+            for (int k = 0; k < 8; k++)
+                z += work(k);
+#pragma omp taskwait
+            if (seen != 1000.0 + r && bad_detach++ < 5)
+                ot_error("detach, round %d: the successor read %g, expected %g", r, seen,
+                         1000.0 + r);
+        }
     }
     OT_CHECK(bad_wait == 0, "taskwait: %ld stale elements", bad_wait);
     OT_CHECK(bad_group == 0, "taskgroup: %ld stale elements", bad_group);
     OT_CHECK(bad_chain == 0, "depend chain: %ld stale results", bad_chain);
-    ot_print("taskwait %d rounds, taskgroup %d rounds, chain %d rounds", ROUNDS, ROUNDS,
-             ROUNDS / 4);
+    OT_CHECK(bad_detach == 0, "detach: %ld stale reads", bad_detach);
+    ot_print("taskwait %d rounds, taskgroup %d rounds, chain %d rounds, detach %d rounds",
+             ROUNDS, ROUNDS, ROUNDS / 4, ROUNDS / 4);
     free(a);
     return ot_finish();
 }
