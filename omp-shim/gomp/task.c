@@ -46,7 +46,8 @@
  * running, lent to other ranks) are complete, none it stole is left, and its
  * threads have all arrived; that alone makes it correct.  To share the
  * work, an idle rank keeps stealing until every other rank of the team says
- * it is done or is already in the DSM barrier.
+ * it is done or is already in the DSM barrier, for the asker's phase
+ * (T.phase: regions begun and team DSM barriers left on the rank).
  *
  * Elsewhere: depend clauses in task_deps.c, taskloop in taskloop.c, task
  * reductions in task_reduction.c; the records in task_internal.h.
