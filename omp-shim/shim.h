@@ -79,6 +79,9 @@ struct shim_ctl {
      * its description, in rank 0's part of the heap. */
     int32_t dlopen, pad2;
     const void *dl_desc;
+    /* GOMP_parallel_reductions: the region's task reduction descriptor
+     * (task_reduction.c), else NULL. */
+    void *task_red;
     /* pthread keys whose variable is shared (once_keys.c): the next index
      * (atomic at node 0) and each one's destructor. */
     uint64_t next_key;
@@ -261,6 +264,8 @@ SHIM_HIDDEN void shim_parallel_start(void (*fn)(void *), void *data, unsigned nt
                                      int ws_kind, const struct shim_loop_desc *loop,
                                      uint64_t sections);
 SHIM_HIDDEN void shim_parallel_end(void);
+/* The size of the team a region started now with nthreads would have. */
+SHIM_HIDDEN int shim_team_size_next(unsigned nthreads);
 SHIM_HIDDEN void shim_finish(int status);
 /* Thread number and team size of the enclosing team at `level` (below the
  * current one); 0 if found. */
@@ -507,6 +512,11 @@ SHIM_HIDDEN int shim_task_in_final(void);
  * task's new children count in, or NULL; set them on the current task's
  * innermost own taskgroup (-1: it has none).  task_reduction.c uses them. */
 SHIM_HIDDEN uintptr_t *shim_task_reductions(void);
+/* The descriptor of the current region's task reductions (a parallel
+ * region with the task modifier), for its implicit tasks: set by
+ * GOMP_parallel_reductions on rank 0 and by every fork on the others. */
+SHIM_HIDDEN void shim_task_set_region_red(uintptr_t *red);
+SHIM_HIDDEN uintptr_t *shim_task_region_red(void);
 SHIM_HIDDEN int shim_task_set_reductions(uintptr_t *red);
 SHIM_HIDDEN void shim_task_stats(struct shim_task_stats *out);
 /* DSM_STATS=1: print this rank's task counts (at the end of the run). */

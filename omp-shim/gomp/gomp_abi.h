@@ -248,6 +248,8 @@ void GOMP_taskgroup_end(void);
 void GOMP_taskgroup_reduction_register(uintptr_t *data);
 void GOMP_taskgroup_reduction_unregister(uintptr_t *data);
 void GOMP_task_reduction_remap(size_t cnt, size_t cntorig, void **ptrs);
+unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigned num_threads,
+                                  unsigned flags);
 /* omp_fulfill_event (C, and Fortran's by reference), with detach. */
 void omp_fulfill_event(uintptr_t event);
 void omp_fulfill_event_(uintptr_t *event);

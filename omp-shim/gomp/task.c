@@ -104,6 +104,7 @@ static struct {
     int stealing;
     int in_dsm_barrier;         /* a thread of the rank is in the team's DSM barrier */
     uint32_t phase;             /* regions begun + team DSM barriers left, here */
+    uintptr_t *region_red;      /* the region's task reductions (task_reduction.c) */
     int next_victim;
     uint64_t remote_done, acquired;  /* remote completions: received, acquired */
     struct free_node *to_free;  /* blocks of lent tasks, for a team thread to free */
@@ -1148,7 +1149,7 @@ SHIM_EXPORT void GOMP_taskgroup_start(void)
     struct task *self = current();
     struct task_group *g = shim_task_xcalloc(1, sizeof *g);
     struct task_group *outer = group_of(self);
-    g->red = outer ? outer->red : NULL;
+    g->red = outer ? outer->red : T.region_red;
     pthread_mutex_lock(&T.mu);
     g->prev = self->groups;
     self->groups = g;
@@ -1178,7 +1179,17 @@ int shim_task_in_final(void)
 uintptr_t *shim_task_reductions(void)
 {
     struct task_group *g = group_of(current());
-    return g ? g->red : NULL;
+    return g ? g->red : T.region_red;
+}
+
+void shim_task_set_region_red(uintptr_t *red)
+{
+    T.region_red = red;
+}
+
+uintptr_t *shim_task_region_red(void)
+{
+    return T.region_red;
 }
 
 int shim_task_set_reductions(uintptr_t *red)

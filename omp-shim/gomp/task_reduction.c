@@ -1,6 +1,7 @@
 /*
  * task_reduction.c - task reductions: taskgroup task_reduction, task and
- * taskloop in_reduction, taskloop reduction.
+ * taskloop in_reduction, taskloop reduction, and parallel with the task
+ * reduction modifier (not yet the modifier on for, sections and scope).
  *
  * GCC describes a taskgroup's reduction variables with an array it owns
  * (GCC 12, omp-low.cc; libgomp's task.c reads the same words):
@@ -37,10 +38,10 @@
 #include "shim.h"
 #include "gomp_abi.h"
 
-SHIM_EXPORT void GOMP_taskgroup_reduction_register(uintptr_t *data)
+/* Give each of nthreads threads its block of copies, zeroed, in shared
+ * memory; link the registration's last array to outer. */
+static void register_copies(uintptr_t *data, size_t nthreads, uintptr_t *outer)
 {
-    uintptr_t *outer = shim_task_reductions();
-    size_t nthreads = (size_t)shim_self()->size;   /* omp_get_num_threads() */
     for (uintptr_t *d = data;; d = (uintptr_t *)d[4]) {
         size_t align = d[2] ? (size_t)d[2] : 8;
         size_t size = (size_t)d[1] * nthreads;
@@ -61,6 +62,12 @@ SHIM_EXPORT void GOMP_taskgroup_reduction_register(uintptr_t *data)
             break;
         }
     }
+}
+
+SHIM_EXPORT void GOMP_taskgroup_reduction_register(uintptr_t *data)
+{
+    /* omp_get_num_threads(): the team's threads, on every rank */
+    register_copies(data, (size_t)shim_self()->size, shim_task_reductions());
     if (shim_task_set_reductions(data))
         dsm__fatal("internal error: a task_reduction outside a taskgroup");
 }
@@ -124,3 +131,27 @@ SHIM_EXPORT void GOMP_task_reduction_remap(size_t cnt, size_t cntorig, void **pt
             ptrs[cnt + i] = (void *)hit[7 + 3 * j];
     }
 }
+
+/* parallel with reduction(task, ...): GCC passes the descriptor in the
+ * first word of the region's data, expects the team's size back (it merges
+ * that many blocks after the region, then calls unregister), and each
+ * implicit task initialises its own copy at the region's start.  The
+ * region's tasks find the descriptor through T.region_red (task.c), which
+ * the fork carries to the other ranks (shim_ctl.task_red). */
+SHIM_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data,
+                                              unsigned num_threads, unsigned flags)
+{
+    (void)flags;
+    if (shim_self()->level > 0 || shim_task_region_red())
+        shim_unsupported("a parallel region with the task reduction modifier inside "
+                         "another parallel region (GOMP_parallel_reductions)");
+    uintptr_t *rdata;
+    memcpy(&rdata, data, sizeof rdata);
+    int n = shim_team_size_next(num_threads);
+    register_copies(rdata, (size_t)n, shim_task_reductions());
+    shim_task_set_region_red(rdata);
+    shim_parallel(fn, data, num_threads, 0, NULL, 0);
+    shim_task_set_region_red(NULL);
+    return (unsigned)n;
+}
+

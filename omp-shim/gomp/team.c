@@ -309,6 +309,15 @@ static int team_shape(unsigned nthreads, unsigned *tpr)
     return (int)n;
 }
 
+int shim_team_size_next(unsigned nthreads)
+{
+    struct shim_thr *t = shim_self();
+    unsigned tpr;
+    if (!shim.active || t->level > 0 || shim.rank != 0 || t->program_thread)
+        return 1;
+    return team_shape(nthreads, &tpr);
+}
+
 void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int ws_kind,
                          const struct shim_loop_desc *loop, uint64_t sections)
 {
@@ -336,6 +345,7 @@ void shim_parallel_start(void (*fn)(void *), void *data, unsigned nthreads, int 
     }
     int n = team_shape(nthreads, &tpr);
     struct shim_ctl *c = shim.ctl;
+    c->task_red = shim_task_region_red();
     c->fn = fn;
     c->data = data;
     c->nthreads = (uint32_t)n;
@@ -511,6 +521,7 @@ void shim_worker_loop(void)
         if (c->tasks_on)
             shim_task_set_on();
         shim_task_region_begin(count, (n + tpr - 1) / tpr);
+        shim_task_set_region_red(c->task_red);
         if (shim.tls_size) {
             /* threadprivate: copyin reads the master's variables at their
              * address in rank 0's main thread.  Here that address belongs
