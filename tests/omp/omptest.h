@@ -327,6 +327,18 @@ static inline int ot_error_count(void)
     return k;
 }
 
+/* Computation that takes time without sleeping (a task long enough that
+ * idle threads take some): steps of a 64-bit linear congruential chain from
+ * seed; the same value in every thread and under every runtime. */
+static inline unsigned long ot_chain(long seed, long steps)
+{
+    unsigned long x = (unsigned long)seed + 1;
+
+    for (long i = 0; i < steps; i++)
+        x = x * 6364136223846793005UL + 1442695040888963407UL;
+    return x;
+}
+
 /* End of the test: the exit status for main. */
 static inline int ot_finish(void)
 {

@@ -22,10 +22,7 @@ static int ran_by[TASKS];
 
 static long work(long k)
 {
-    unsigned long x = (unsigned long)k + 1;
-    for (long i = 0; i < STEPS; i++)
-        x = x * 6364136223846793005UL + 1442695040888963407UL;
-    return (long)(x % 1000);
+    return (long)(ot_chain(k, STEPS) % 1000);
 }
 
 int main(void)

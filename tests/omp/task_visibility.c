@@ -47,10 +47,7 @@ static long chain[CHAIN + 1];
  * without changing the values. */
 static double work(long k)
 {
-    unsigned long x = (unsigned long)k + 1;
-    for (long i = 0; i < WORK; i++)
-        x = x * 6364136223846793005UL + 1442695040888963407UL;
-    return x == 0 ? 1.0 : 0.0;
+    return ot_chain(k, WORK) == 0 ? 1.0 : 0.0;
 }
 
 static void add_range(long lo, long hi, double v)

@@ -40,14 +40,11 @@ static long team_sums[OT_MAX_THREADS];
 #define STEPS 3000000L          /* a few ms on one core */
 static int ran_by[SPREAD];
 
-/* A chain of multiplications modulo 2^64 (the same in any thread), folded
- * to a small value so that the sums stay exact. */
+/* A few ms of computation, folded to a small value so that the sums stay
+ * exact. */
 static long work(long k)
 {
-    unsigned long x = (unsigned long)k + 1;
-    for (long i = 0; i < STEPS; i++)
-        x = x * 6364136223846793005UL + 1442695040888963407UL;
-    return (long)(x % 1000);
+    return (long)(ot_chain(k, STEPS) % 1000);
 }
 
 static int threads_used(void)

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
             s += (long)u;
         printf("taskloop: reduction_ull sum %ld\n", s);
     } else {
-        /* A worksharing loop with the task modifier: not implemented. */
+        /* A worksharing loop with the task modifier: the shim stops on it. */
 #pragma omp parallel
 #pragma omp for reduction(task, +:s)
         for (long i = 0; i < N; i++) {
