@@ -143,6 +143,8 @@ struct dsm_stats {
                                    other nodes' flushes (the ordered release) */
     uint64_t held_requests;     /* page requests that waited at this home for an
                                    ordered flush to reach every copy */
+    uint64_t locks_local;       /* of lock_acquires, locks this node manages that
+                                   were free: granted without a message */
 };
 
 DSM_PUBLIC int    dsm_stats_get(struct dsm_stats *out);

@@ -638,7 +638,8 @@ struct dsm_stats_raw {
              prefetch_issued, prefetch_used, prefetch_wasted, prefetch_late,
              page_wait_ns, prefetch_aged,
              mpi_lock_waits, mpi_lock_wait_ns,   /* direct: application threads */
-             flushes, flush_ns, flush_drops, flush_updates, held_requests;
+             flushes, flush_ns, flush_drops, flush_updates, held_requests,
+             locks_local;
 };
 extern struct dsm_stats_raw dsm__st DSM_HIDDEN;
 #define DSM_STAT_ADD(field, v) \

@@ -14,7 +14,17 @@
  * different locks right (A writes x, releases L1; B acquires L1, releases
  * L2; C acquires L2 and sees x).
  *
- * Manager side: on_lock_* run under the progress token, one at a time.
+ * A lock managed by the caller's own node takes no message: the acquiring
+ * or releasing application thread runs the manager's code itself (a lock
+ * that is free is granted at once; a requester that must wait is queued as
+ * a remote one is, and its grant comes as a message from this node to
+ * itself when the holder releases).  Only the release's flush still talks
+ * to the homes of the pages written.
+ *
+ * Manager side: on_lock_* run under the progress token; they and the
+ * application threads' local path take mgr_mu, so that the manager's
+ * state changes one request at a time.  Lock order: mgr_mu, then the
+ * transport's own locks (a grant is sent under mgr_mu).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +44,7 @@ struct mlock {
 
 static struct mlock *locks;          /* locks managed here: id / nodes */
 static size_t nlocal;
+static pthread_mutex_t mgr_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct grant_ctx { uint32_t *pages; size_t n, cap; int busy; };
 
@@ -82,20 +93,45 @@ static void dedup(struct mlock *l)
     l->n = l->sorted = k;
 }
 
+/* The number of l's notices a grant to a requester of epoch `epoch`
+ * carries (the first ones of l->notices).  mgr_mu. */
+static size_t notices_for(struct mlock *l, uint32_t epoch)
+{
+    /* Notices of an older epoch were covered by the barrier since. */
+    if (l->notice_epoch < epoch)
+        return 0;
+    dedup(l);
+    return l->n;
+}
+
 static void grant(struct mlock *l, uint32_t id, int node, uint32_t waiter, uint32_t epoch)
 {
-    size_t n;
-
     l->held = 1;
     l->holder = node;
-    /* Notices of an older epoch were covered by the barrier since. */
-    if (l->notice_epoch >= epoch) {
-        dedup(l);
-        n = l->n;
-    } else {
-        n = 0;
+    dsm__msg_send_pages(DSM_MSG_LOCK_GRANT, node, l->notices, notices_for(l, epoch), id,
+                        waiter, 0, 0, 0);
+}
+
+/* Requester (node, waiter, epoch) waits for the held lock l. mgr_mu. */
+static void enqueue(struct mlock *l, uint32_t id, int node, uint32_t waiter, uint32_t epoch)
+{
+    if (l->qn == l->qcap) {
+        size_t nc = l->qcap ? l->qcap * 2 : 8;
+        struct lock_waiter *q = malloc(nc * sizeof *q);
+        if (!q)
+            dsm__fatal("out of private memory queueing for lock %u", id);
+        for (size_t i = 0; i < l->qn; i++)
+            q[i] = l->q[(l->qhead + i) % l->qcap];
+        free(l->q);
+        l->q = q;
+        l->qcap = nc;
+        l->qhead = 0;
     }
-    dsm__msg_send_pages(DSM_MSG_LOCK_GRANT, node, l->notices, n, id, waiter, 0, 0, 0);
+    struct lock_waiter *w = &l->q[(l->qhead + l->qn) % l->qcap];
+    w->node = node;
+    w->waiter = waiter;
+    w->epoch = epoch;
+    l->qn++;
 }
 
 static void on_lock_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
@@ -106,32 +142,55 @@ static void on_lock_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
         dsm__msg_malformed(h);
     struct mlock *l = &locks[h->id / (uint32_t)dsm__g.nodes];
 
-    if (!l->held) {
+    pthread_mutex_lock(&mgr_mu);
+    if (!l->held)
         grant(l, h->id, h->src, h->waiter, h->epoch);
-        return;
-    }
-    if (h->flags & DSM_MF_TRY) {
+    else if (h->flags & DSM_MF_TRY)
         dsm__msg_send_pages(DSM_MSG_LOCK_GRANT, h->src, NULL, 0, h->id, h->waiter,
                             DSM_MF_BUSY, 0, 0);
-        return;
+    else
+        enqueue(l, h->id, h->src, h->waiter, h->epoch);
+    pthread_mutex_unlock(&mgr_mu);
+}
+
+/* Node src releases lock id (l): add its notices of epoch ne (pages[n],
+ * one chunk of them).  mgr_mu. */
+static void add_notices(struct mlock *l, uint32_t id, int src, uint16_t flags,
+                        uint32_t ne, const uint32_t *pages, size_t n)
+{
+    if (!l->held || (l->holder != src && !(flags & DSM_MF_HANDOFF)))
+        dsm__fatal("rank %d released lock %u, which it does not hold (%s); every "
+                   "dsm_lock_release must follow a dsm_lock_acquire of the same id",
+                   src, id, l->held ? "another rank holds it" : "it is free");
+    /* The notices' epoch: the releaser's when it took its list, or
+     * the next one when a thread of the releaser released the lock while
+     * another was in a barrier (those writes are the next interval's). */
+    if (ne > l->notice_epoch || l->n == 0) {
+        l->n = l->sorted = 0;
+        l->notice_epoch = ne;
     }
-    if (l->qn == l->qcap) {
-        size_t nc = l->qcap ? l->qcap * 2 : 8;
-        struct lock_waiter *q = malloc(nc * sizeof *q);
-        if (!q)
-            dsm__fatal("out of private memory queueing for lock %u", h->id);
-        for (size_t i = 0; i < l->qn; i++)
-            q[i] = l->q[(l->qhead + i) % l->qcap];
-        free(l->q);
-        l->q = q;
-        l->qcap = nc;
-        l->qhead = 0;
+    if (grow_u32(&l->notices, &l->cap, l->n + n))
+        dsm__fatal("out of private memory for the notices of lock %u", id);
+    for (size_t i = 0; i < n; i++) {
+        if (pages[i] >= dsm__g.npages)
+            dsm__fatal("malformed LOCK_REL from rank %d: page %u out of range",
+                       src, pages[i]);
+        l->notices[l->n++] = pages[i];
     }
-    struct lock_waiter *w = &l->q[(l->qhead + l->qn) % l->qcap];
-    w->node = h->src;
-    w->waiter = h->waiter;
-    w->epoch = h->epoch;
-    l->qn++;
+}
+
+/* The release of lock id (l) is complete: the next requester gets it.
+ * mgr_mu. */
+static void pass_on(struct mlock *l, uint32_t id)
+{
+    if (l->qn) {
+        struct lock_waiter w = l->q[l->qhead];
+        l->qhead = (l->qhead + 1) % l->qcap;
+        l->qn--;
+        grant(l, id, w.node, w.waiter, w.epoch);
+    } else {
+        l->held = 0;
+    }
 }
 
 static void on_lock_rel(const struct dsm_wire_hdr *h, const unsigned char *payload)
@@ -140,43 +199,18 @@ static void on_lock_rel(const struct dsm_wire_hdr *h, const unsigned char *paylo
         h->id % (uint32_t)dsm__g.nodes != (uint32_t)dsm__g.rank || h->len % 4)
         dsm__msg_malformed(h);
     struct mlock *l = &locks[h->id / (uint32_t)dsm__g.nodes];
-    const uint32_t *pages = (const uint32_t *)(const void *)payload;
-    size_t n = h->len / 4;
 
-    if (!l->held || (l->holder != h->src && !(h->flags & DSM_MF_HANDOFF)))
-        dsm__fatal("rank %d released lock %u, which it does not hold (%s); every "
-                   "dsm_lock_release must follow a dsm_lock_acquire of the same id",
-                   h->src, h->id, l->held ? "another rank holds it" : "it is free");
-    /* The notices' epoch (arg): the sender's when it took its list, or
-     * the next one when a thread of the sender released the lock while
-     * another was in a barrier (those writes are the next interval's). */
-    uint32_t ne = (uint32_t)h->arg;
-    if (ne > l->notice_epoch || l->n == 0) {
-        l->n = l->sorted = 0;
-        l->notice_epoch = ne;
+    pthread_mutex_lock(&mgr_mu);
+    add_notices(l, h->id, h->src, h->flags, (uint32_t)h->arg,
+                (const uint32_t *)(const void *)payload, h->len / 4);
+    if (h->flags & DSM_MF_LAST) {
+        struct dsm_msg *m = dsm__msg_new(DSM_MSG_LOCK_REL_ACK, h->src, 0);
+        m->hdr.waiter = h->waiter;
+        m->hdr.id = h->id;
+        dsm__msg_send(m);
+        pass_on(l, h->id);
     }
-    if (grow_u32(&l->notices, &l->cap, l->n + n))
-        dsm__fatal("out of private memory for the notices of lock %u", h->id);
-    for (size_t i = 0; i < n; i++) {
-        if (pages[i] >= dsm__g.npages)
-            dsm__fatal("malformed LOCK_REL from rank %d: page %u out of range",
-                       h->src, pages[i]);
-        l->notices[l->n++] = pages[i];
-    }
-    if (!(h->flags & DSM_MF_LAST))
-        return;
-    struct dsm_msg *m = dsm__msg_new(DSM_MSG_LOCK_REL_ACK, h->src, 0);
-    m->hdr.waiter = h->waiter;
-    m->hdr.id = h->id;
-    dsm__msg_send(m);
-    if (l->qn) {
-        struct lock_waiter w = l->q[l->qhead];
-        l->qhead = (l->qhead + 1) % l->qcap;
-        l->qn--;
-        grant(l, h->id, w.node, w.waiter, w.epoch);
-    } else {
-        l->held = 0;
-    }
+    pthread_mutex_unlock(&mgr_mu);
 }
 
 /* ---- requester ---- */
@@ -203,23 +237,57 @@ static void on_lock_grant(const struct dsm_wire_hdr *h, const unsigned char *pay
         dsm__waiter_complete(w);
 }
 
+/* A request for lock id, which this node manages, by one of its threads:
+ * the manager's part of on_lock_req without the messages.  Returns 1 when
+ * it is answered (granted, its notices in *c, or refused: c->busy), 0 when
+ * the requester is queued (its grant will come to waiter as a message). */
+static int request_here(int id, uint16_t flags, uint32_t waiter, struct grant_ctx *c)
+{
+    struct mlock *l = &locks[(size_t)id / (size_t)dsm__g.nodes];
+    uint32_t epoch = __atomic_load_n(&dsm__g.epoch, __ATOMIC_ACQUIRE);
+    int answered = 1;
+
+    pthread_mutex_lock(&mgr_mu);
+    if (!l->held) {
+        l->held = 1;
+        l->holder = dsm__g.rank;
+        size_t n = notices_for(l, epoch);
+        if (grow_u32(&c->pages, &c->cap, n))
+            dsm__fatal("out of private memory for %zu lock notices", n);
+        memcpy(c->pages, l->notices, n * sizeof *c->pages);
+        c->n = n;
+    } else if (flags & DSM_MF_TRY) {
+        c->busy = 1;
+    } else {
+        enqueue(l, (uint32_t)id, dsm__g.rank, waiter, epoch);
+        answered = 0;
+    }
+    pthread_mutex_unlock(&mgr_mu);
+    return answered;
+}
+
 static int acquire(int id, uint16_t flags)
 {
     struct grant_ctx ctx = { NULL, 0, 0, 0 };
+    const int mgr = id % dsm__g.nodes;
+    int here = 0;           /* granted at once by this node as manager */
     uint64_t t0;
     uint32_t waiter;
-    struct dsm_msg *m;
 
     t0 = dsm__now_ns();
-    DSM_TRACE_ENTER(DSM_TR_LOCK_REQ, 0, id % dsm__g.nodes, id, 0);
+    DSM_TRACE_ENTER(DSM_TR_LOCK_REQ, 0, mgr, id, 0);
     waiter = dsm__waiter_get(DSM_WAIT_GRANT, 1, &ctx);
-    dsm__waiter_note(waiter, id % dsm__g.nodes, (uint64_t)id);
-    m = dsm__msg_new(DSM_MSG_LOCK_REQ, id % dsm__g.nodes, 0);
-    m->hdr.id = (uint32_t)id;
-    m->hdr.waiter = waiter;
-    m->hdr.flags = flags;
-    dsm__msg_send(m);
-    dsm__waiter_wait(waiter);
+    dsm__waiter_note(waiter, mgr, (uint64_t)id);
+    if (mgr != dsm__g.rank) {
+        struct dsm_msg *m = dsm__msg_new(DSM_MSG_LOCK_REQ, mgr, 0);
+        m->hdr.id = (uint32_t)id;
+        m->hdr.waiter = waiter;
+        m->hdr.flags = flags;
+        dsm__msg_send(m);
+        dsm__waiter_wait(waiter);
+    } else if (!(here = request_here(id, flags, waiter, &ctx))) {
+        dsm__waiter_wait(waiter);
+    }
     dsm__waiter_put(waiter);
     if (ctx.busy) {
         free(ctx.pages);
@@ -228,6 +296,8 @@ static int acquire(int id, uint16_t flags)
     }
     DSM_STAT_ADD(lock_acquires, 1);
     DSM_STAT_ADD(lock_wait_ns, dsm__now_ns() - t0);
+    if (here)
+        DSM_STAT_ADD(locks_local, 1);
     for (size_t i = 0; i < ctx.n; i++)
         dsm__invalidate_copy(ctx.pages[i], NULL);
     dsm__pt_note_learned(ctx.pages, ctx.n);
@@ -260,6 +330,17 @@ static void release(const char *func, int id, uint16_t flags)
     dsm__release_writes(DSM_FLUSH_RELEASE, NULL);
 
     n = dsm__pt_copy_release(&list, &epoch);
+    if (id % dsm__g.nodes == dsm__g.rank) {
+        /* The manager's part of on_lock_rel, without the messages. */
+        struct mlock *l = &locks[(size_t)id / (size_t)dsm__g.nodes];
+        pthread_mutex_lock(&mgr_mu);
+        add_notices(l, (uint32_t)id, dsm__g.rank, flags, epoch, list, n);
+        pass_on(l, (uint32_t)id);
+        pthread_mutex_unlock(&mgr_mu);
+        free(list);
+        DSM_TRACE_LEAVE(DSM_TR_LOCK_RELEASED, 0, id % dsm__g.nodes, id, 0);
+        return;
+    }
     waiter = dsm__waiter_get(DSM_WAIT_RELEASE, 1, NULL);
     dsm__waiter_note(waiter, id % dsm__g.nodes, (uint64_t)id);
     dsm__msg_send_pages(DSM_MSG_LOCK_REL, id % dsm__g.nodes, list, n, (uint32_t)id,

@@ -80,6 +80,7 @@ static void to_public(const struct dsm_stats_raw *r, struct dsm_stats *s)
     s->flush_drops = r->flush_drops;
     s->flush_updates = r->flush_updates;
     s->held_requests = r->held_requests;
+    s->locks_local = r->locks_local;
 }
 
 int dsm_stats_get(struct dsm_stats *out)
@@ -127,7 +128,8 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
                 ",\"prefetch_aged\":%" PRIu64 ",\"prefetch\":\"%s\""
                 ",\"mpi_lock_waits\":%" PRIu64 ",\"mpi_lock_wait_ms\":%.4f"
                 ",\"flushes\":%" PRIu64 ",\"flush_ms\":%.4f,\"flush_drops\":%" PRIu64
-                ",\"flush_updates\":%" PRIu64 ",\"held_requests\":%" PRIu64 "}\n",
+                ",\"flush_updates\":%" PRIu64 ",\"held_requests\":%" PRIu64
+                ",\"locks_local\":%" PRIu64 "}\n",
                 who, dsm__g.nodes, dsm__g.ops->name,
                 dsm__g.cfg.poll == DSM_POLL_SPIN ? "spin" : "adaptive", dsm__g.page_size,
                 r->read_faults, r->write_faults, r->rmr_count, rmr_ms, r->pages_fetched,
@@ -140,7 +142,7 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
                 dsm__g.cfg.prefetch == DSM_PREFETCH_HISTORY ? "history" : "none",
                 r->mpi_lock_waits, (double)r->mpi_lock_wait_ns * 1e-6,
                 r->flushes, ms_mean(r->flush_ns, r->flushes), r->flush_drops,
-                r->flush_updates, r->held_requests);
+                r->flush_updates, r->held_requests, r->locks_local);
     } else {
         fprintf(out, "%6s %8" PRIu64 " %8" PRIu64 " %7" PRIu64 " %8.4f %8" PRIu64
                 " %9.2f %7" PRIu64 " %9.1f %8" PRIu64 " %10.4f %9.1f %7" PRIu64 " %9.4f\n",

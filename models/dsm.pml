@@ -294,19 +294,66 @@ inline invalidate(i)
     fi
 }
 
-/* lock.c: acquire, read the counter, increment, release. */
+/* lock.c, manager side (on_lock_rel's end, pass_on): the lock goes to a
+ * waiting node, or is free.  Inside the caller's atomic step. */
+inline pass_on(k)
+{
+    if
+    :: waiting == 0 -> held = 0
+    :: else ->
+        if                   /* any waiter: the order is not modelled */
+        :: waiting & 1 -> k = 0
+        :: waiting & 2 -> k = 1
+#if N > 2
+        :: waiting & 4 -> k = 2
+#endif
+        fi;
+        waiting = waiting & ~(1 << k); holder = k;
+        rep[k]!GRANT, lnotice
+    fi
+}
+
+/* lock.c, manager side (add_notices): node s's release of epoch b, which
+ * wrote the page (a) since the barrier. */
+inline add_notices(s, a, b)
+{
+    assert(held && holder == s);
+    if :: b > lepoch -> lnotice = 0; lepoch = b :: else -> skip fi;
+    lnotice = lnotice || a
+}
+
+/* lock.c: acquire, read the counter, increment, release.  The manager's
+ * own node runs the manager's code in place (request_here, and the local
+ * branch of release): no LOCK_REQ, no LOCK_REL, no REL_ACK; a request that
+ * finds the lock held waits for a GRANT like a remote one. */
 inline cs(i)
 {
-    req[MGR]!LOCK_REQ, i, 0, 0, 0, 0, 0;
-    rep[i]?GRANT, n;
+    if
+    :: i == MGR ->
+        atomic {
+            if
+            :: !held -> held = 1; holder = i; n = lnotice; got = 1
+            :: else -> waiting = waiting | (1 << i); got = 0
+            fi
+        };
+        if :: !got -> rep[i]?GRANT, n :: else -> skip fi
+    :: else ->
+        req[MGR]!LOCK_REQ, i, 0, 0, 0, 0, 0;
+        rep[i]?GRANT, n
+    fi;
 #ifndef MUT_NO_INVALIDATE
     if :: n -> invalidate(i) :: else -> skip fi;
 #endif
     read(i, 0, v);                   /* the value of the last release */
     write(i, 0, v + 1);
     flush(i);
-    req[MGR]!LOCK_REL, i, ewritten[i], epoch[i], 0, 0, 0;
-    rep[i]?REL_ACK, _
+    if
+    :: i == MGR ->
+        atomic { add_notices(i, ewritten[i], epoch[i]); pass_on(got) }
+    :: else ->
+        req[MGR]!LOCK_REL, i, ewritten[i], epoch[i], 0, 0, 0;
+        rep[i]?REL_ACK, _
+    fi
 }
 
 /* barrier.c: dsm__barrier_checked and apply_release, with unacked diffs
@@ -353,7 +400,7 @@ inline barrier(i)
 
 proctype App(byte i)
 {
-    byte v, n, k, mask, was, w, pend;
+    byte v, n, k, mask, was, w, pend, got;
 
 #ifndef SHORT
     cs(i);
@@ -436,23 +483,9 @@ end:
                 :: else -> waiting = waiting | (1 << s)
                 fi
             :: t == LOCK_REL ->
-                assert(held && holder == s);
-                if :: b > lepoch -> lnotice = 0; lepoch = b :: else -> skip fi;
-                lnotice = lnotice || a;
+                add_notices(s, a, b);
                 rep[s]!REL_ACK, 0;
-                if
-                :: waiting == 0 -> held = 0
-                :: else ->
-                    if                   /* any waiter: the order is not modelled */
-                    :: waiting & 1 -> k = 0
-                    :: waiting & 2 -> k = 1
-#if N > 2
-                    :: waiting & 4 -> k = 2
-#endif
-                    fi;
-                    waiting = waiting & ~(1 << k); holder = k;
-                    rep[k]!GRANT, lnotice
-                fi
+                pass_on(k)
             :: t == BAR_ENTER ->
                 assert(i == 0);
                 if
