@@ -23,7 +23,7 @@
  * Memory (OpenMP: creating a task, completing it and waiting for it order
  * memory): within a rank the threads share the pages, and T.mu orders them.
  * Across ranks, a passage through a DSM lock of the task's owner (rank r's
- * is SHIM_LOCK_TASKS + r; acquiring it invalidates what its earlier holders
+ * is task_lock(r), an id that r manages; acquiring it invalidates what its earlier holders
  * wrote, releasing it sends this node's writes home):
  *   - a task may be stolen only once published: a thread of the owner
  *     passes the owner's lock after the task was queued (only when a thief
@@ -336,13 +336,27 @@ static void drain_frees(void)
 
 /* ---- publishing, acquiring (without T.mu) ---- */
 
+/* Rank r's task lock: the id of SHIM_LOCK_TASKS' 64 that rank r manages
+ * (id % nodes == r), so that the owner's own passages (publication) cost
+ * no message: libdsm grants a lock to its manager's node in place.  With
+ * more than 64 ranks, ranks r and r + 64 share one (still a release and an
+ * acquire of the same lock per passage, only slower). */
+static int task_lock(int r)
+{
+    const int ids = SHIM_LOCK_FIRST_FREE - SHIM_LOCK_TASKS, n = shim.nodes;
+    if (n > ids)
+        return SHIM_LOCK_TASKS + r % ids;
+    int first = SHIM_LOCK_TASKS % n;              /* the rank managing id SHIM_LOCK_TASKS */
+    return SHIM_LOCK_TASKS + (r - first + n) % n;
+}
+
 /* Release this node's writes to rank r's task lock and acquire what its
  * earlier holders released: a lock passage (DSM locks are node-wide, and
  * their grants carry the pages their releasers wrote). */
 static void pass_lock(int r)
 {
-    dsm_lock_acquire(SHIM_LOCK_TASKS + r);
-    dsm_lock_release(SHIM_LOCK_TASKS + r);
+    dsm_lock_acquire(task_lock(r));
+    dsm_lock_release(task_lock(r));
 }
 
 /* A thief found nothing published: release what the queued tasks need. */
