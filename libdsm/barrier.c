@@ -257,6 +257,8 @@ static size_t barrier_run(enum dsm_coll_kind kind, uint64_t check, uint64_t aux,
     dsm__release_writes(g->nodes > 1 && noack_allowed(kind) ? DSM_FLUSH_BARRIER_NOACK
                                                            : DSM_FLUSH_BARRIER,
                         &noack_homes);
+    /* Every lock release of this node is at its manager first (lock.c). */
+    dsm__lock_wait_releases();
 
     n = dsm__pt_take_epoch(&list);
     if (g->nodes == 1) {

@@ -533,6 +533,9 @@ DSM_HIDDEN void dsm__tree_dump(struct dsm_sbuf *sb);
 /* ---- lock.c ---------------------------------------------------------------- */
 DSM_HIDDEN int  dsm__lock_init(void);
 DSM_HIDDEN void dsm__lock_handlers(void);  /* LOCK_REQ, LOCK_GRANT, LOCK_REL(_ACK) */
+/* Barrier, before it enters: wait for the LOCK_REL_ACKs of this node's
+ * releases in flight. */
+DSM_HIDDEN void dsm__lock_wait_releases(void);
 /* dsm__lock_try, dsm__lock_release_handoff: dsm_runtime.h. */
 
 /* ---- atomic.c: operations run at the home of the word ---------------------- */

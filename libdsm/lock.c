@@ -5,8 +5,8 @@
  *
  * Release (application thread): flush this node's diffs to their homes and
  * wait for the acks, then hand the manager every page this node wrote since
- * the last barrier and every page it learned of from grants since, and wait
- * for the manager's ack.  Acquire: ask the manager; the grant carries the
+ * the last barrier and every page it learned of from grants since; the
+ * manager's ack is waited for only at the next barrier.  Acquire: ask the manager; the grant carries the
  * notices accumulated in the current epoch, and the acquirer invalidates its
  * copies of those pages.  Sending all pages written since the barrier (not
  * only since the last release) keeps it right when several threads of a node
@@ -215,6 +215,40 @@ static void on_lock_rel(const struct dsm_wire_hdr *h, const unsigned char *paylo
 
 /* ---- requester ---- */
 
+/* Releases in flight.  A release to another node's manager does not wait
+ * for its LOCK_REL_ACK: the lock stays held at the manager until the
+ * LOCK_REL arrives, so no acquirer gets it before the releaser's notices
+ * are there, whatever order the messages take (the release's diffs are
+ * acknowledged by their homes before the LOCK_REL is sent).  The acks are
+ * counted, and a barrier waits, before it enters, for as many acks as this
+ * node had sent releases then (dsm__lock_wait_releases): the releases made
+ * before the barrier reach their managers before it ends (a bystander's
+ * release meanwhile belongs to the next interval anyway, and cannot keep
+ * the barrier waiting), and none is still in flight when dsm_finalize
+ * shuts the communication down.  rel_mu guards the counts and the
+ * published waiter; never held while waiting. */
+static pthread_mutex_t rel_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t rel_sent, rel_acked, rel_target;
+static int rel_waiting;
+static uint32_t rel_waiter;
+
+void dsm__lock_wait_releases(void)
+{
+    pthread_mutex_lock(&rel_mu);
+    if (rel_acked >= rel_sent) {
+        pthread_mutex_unlock(&rel_mu);
+        return;
+    }
+    uint32_t id = dsm__waiter_get(DSM_WAIT_RELEASE, 1, NULL);
+    dsm__waiter_note(id, -1, rel_sent - rel_acked);
+    rel_target = rel_sent;
+    rel_waiter = id;
+    rel_waiting = 1;
+    pthread_mutex_unlock(&rel_mu);
+    dsm__waiter_wait(id);
+    dsm__waiter_put(id);
+}
+
 static void on_lock_grant(const struct dsm_wire_hdr *h, const unsigned char *payload)
 {
     if (h->len % 4 || h->id >= (uint32_t)dsm__g.cfg.max_locks ||
@@ -322,7 +356,7 @@ int dsm__lock_try(int id, const char *what)
 
 static void release(const char *func, int id, uint16_t flags)
 {
-    uint32_t *list, waiter, epoch;
+    uint32_t *list, epoch;
     size_t n;
 
     check_id(func, id);
@@ -341,13 +375,13 @@ static void release(const char *func, int id, uint16_t flags)
         DSM_TRACE_LEAVE(DSM_TR_LOCK_RELEASED, 0, id % dsm__g.nodes, id, 0);
         return;
     }
-    waiter = dsm__waiter_get(DSM_WAIT_RELEASE, 1, NULL);
-    dsm__waiter_note(waiter, id % dsm__g.nodes, (uint64_t)id);
+    /* Not waiting for the LOCK_REL_ACK: see "releases in flight". */
+    pthread_mutex_lock(&rel_mu);
+    rel_sent++;
+    pthread_mutex_unlock(&rel_mu);
     dsm__msg_send_pages(DSM_MSG_LOCK_REL, id % dsm__g.nodes, list, n, (uint32_t)id,
-                        waiter, flags, epoch, 0);
+                        0, flags, epoch, 0);
     free(list);
-    dsm__waiter_wait(waiter);
-    dsm__waiter_put(waiter);
     DSM_TRACE_LEAVE(DSM_TR_LOCK_RELEASED, 0, id % dsm__g.nodes, id, 0);
 }
 
@@ -410,7 +444,15 @@ static void on_lock_rel_ack(const struct dsm_wire_hdr *h, const unsigned char *p
     if (h->len != 0 || h->id >= (uint32_t)dsm__g.cfg.max_locks ||
         h->id % (uint32_t)dsm__g.nodes != (uint32_t)h->src)
         dsm__msg_malformed(h);
-    dsm__waiter_complete(dsm__reply_waiter(h, DSM_WAIT_RELEASE));
+    pthread_mutex_lock(&rel_mu);
+    if (rel_acked >= rel_sent)
+        dsm__fatal("malformed message from rank %d: LOCK_REL_ACK for lock %u, but no "
+                   "release of this node is in flight", h->src, h->id);
+    if (++rel_acked >= rel_target && rel_waiting) {
+        rel_waiting = 0;
+        dsm__waiter_complete(dsm__waiter_at(rel_waiter, DSM_WAIT_RELEASE));
+    }
+    pthread_mutex_unlock(&rel_mu);
 }
 
 void dsm__lock_handlers(void)

@@ -158,11 +158,11 @@ static void describe(struct dsm_sbuf *sb, const struct dsm_waiter *w)
         dsm__sb_str(sb, " (LOCK_REQ sent, LOCK_GRANT awaited)");
         break;
     case DSM_WAIT_RELEASE:
-        dsm__sb_str(sb, "the release of lock ");
+        /* A barrier's entry (lock.c, dsm__lock_wait_releases). */
+        dsm__sb_str(sb, "the managers' acknowledgements of ");
         dsm__sb_u(sb, w->obj);
-        dsm__sb_str(sb, " to be acknowledged by its manager, rank ");
-        dsm__sb_i(sb, w->peer);
-        dsm__sb_str(sb, " (LOCK_REL sent, LOCK_REL_ACK awaited)");
+        dsm__sb_str(sb, " lock release(s) before a barrier (LOCK_REL sent, LOCK_REL_ACK "
+                        "awaited)");
         break;
     case DSM_WAIT_ATOMIC:
         dsm__sb_str(sb, "an atomic operation on page ");

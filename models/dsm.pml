@@ -75,17 +75,19 @@
 #define RW       3
 
 mtype = { PAGE_REQ, DIFF, BDIFF, LOCK_REQ, LOCK_REL, BAR_ENTER,   /* to Handler */
-          DIFF_ACK, GRANT, REL_ACK, BAR_REL };             /* to App */
+          DIFF_ACK, GRANT, BAR_REL };                      /* to App */
 
 chan req[N] = [2 * N] of { mtype, byte, byte, byte, byte, byte, byte };
 chan rep[N] = [2] of { mtype, byte };
 chan pgc[N] = [2] of { byte, byte, byte, byte };  /* page replies: W <= 4 words */
+chan rack[N] = [2] of { byte };  /* LOCK_REL_ACKs, counted (lock.c: rel_unacked) */
 
 byte st[N];              /* page state */
 bool stale[N];           /* DSM_PF_STALE: invalidated while in flight */
 byte copy[N * W];        /* copy[HOME * W + w] is the master copy */
 byte twin[N * W];
 bool marked[N];          /* DSM_PF_MARKED: written since the last flush */
+byte relpend[N];         /* lock releases sent, acks not yet received */
 bool ewritten[N];        /* written since the last barrier (dsm__pt_copy_epoch) */
 byte epoch[N];
 bool relrcvd[N];         /* has barrier epoch[i]'s release, not applied yet */
@@ -324,7 +326,7 @@ inline add_notices(s, a, b)
 
 /* lock.c: acquire, read the counter, increment, release.  The manager's
  * own node runs the manager's code in place (request_here, and the local
- * branch of release): no LOCK_REQ, no LOCK_REL, no REL_ACK; a request that
+ * branch of release): no LOCK_REQ, no LOCK_REL, no ack; a request that
  * finds the lock held waits for a GRANT like a remote one. */
 inline cs(i)
 {
@@ -350,9 +352,9 @@ inline cs(i)
     if
     :: i == MGR ->
         atomic { add_notices(i, ewritten[i], epoch[i]); pass_on(got) }
-    :: else ->
+    :: else ->                       /* the ack is waited for at the barrier */
         req[MGR]!LOCK_REL, i, ewritten[i], epoch[i], 0, 0, 0;
-        rep[i]?REL_ACK, _
+        relpend[i]++
     fi
 }
 
@@ -364,6 +366,10 @@ inline cs(i)
 inline barrier(i)
 {
     bflush(i);
+    do                                /* lock.c: dsm__lock_wait_releases */
+    :: relpend[i] > 0 -> rack[i]?_; relpend[i]--
+    :: else -> break
+    od;
     req[0]!BAR_ENTER, i, ewritten[i], pend, 0, 0, 0;
     atomic { rep[i]?BAR_REL, n; relrcvd[i] = 1 }
     if
@@ -484,7 +490,7 @@ end:
                 fi
             :: t == LOCK_REL ->
                 add_notices(s, a, b);
-                rep[s]!REL_ACK, 0;
+                rack[s]!0;
                 pass_on(k)
             :: t == BAR_ENTER ->
                 assert(i == 0);
