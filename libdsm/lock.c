@@ -6,9 +6,9 @@
  * Release (application thread): flush this node's diffs to their homes and
  * wait for the acks, then hand the manager every page this node wrote since
  * the last barrier and every page it learned of from grants since; the
- * manager's ack is waited for only at the next barrier.  Acquire: ask the manager; the grant carries the
- * notices accumulated in the current epoch, and the acquirer invalidates its
- * copies of those pages.  Sending all pages written since the barrier (not
+ * manager's ack is waited for only at the next barrier.  Acquire: ask the
+ * manager; the grant carries the notices accumulated in the current epoch,
+ * and the acquirer invalidates its copies of those pages.  Sending all pages written since the barrier (not
  * only since the last release) keeps it right when several threads of a node
  * hold different locks at once; passing on the learned ones keeps a chain of
  * different locks right (A writes x, releases L1; B acquires L1, releases
@@ -377,7 +377,7 @@ static void release(const char *func, int id, uint16_t flags)
     }
     /* Not waiting for the LOCK_REL_ACK: see "releases in flight". */
     pthread_mutex_lock(&rel_mu);
-    rel_sent++;
+    __atomic_fetch_add(&rel_sent, 1, __ATOMIC_RELAXED);   /* atomic: dsm__lock_dump */
     pthread_mutex_unlock(&rel_mu);
     dsm__msg_send_pages(DSM_MSG_LOCK_REL, id % dsm__g.nodes, list, n, (uint32_t)id,
                         0, flags, epoch, 0);
@@ -428,6 +428,12 @@ void dsm__lock_dump(struct dsm_sbuf *sb)
         dsm__sb_u(sb, held);
         dsm__sb_str(sb, " in all");
     }
+    uint64_t sent = __atomic_load_n(&rel_sent, __ATOMIC_RELAXED);
+    uint64_t acked = __atomic_load_n(&rel_acked, __ATOMIC_RELAXED);
+    if (sent > acked) {
+        dsm__sb_str(sb, "; releases of this node not yet acknowledged by their managers: ");
+        dsm__sb_u(sb, sent - acked);
+    }
     dsm__sb_end(sb);
 }
 
@@ -448,7 +454,7 @@ static void on_lock_rel_ack(const struct dsm_wire_hdr *h, const unsigned char *p
     if (rel_acked >= rel_sent)
         dsm__fatal("malformed message from rank %d: LOCK_REL_ACK for lock %u, but no "
                    "release of this node is in flight", h->src, h->id);
-    if (++rel_acked >= rel_target && rel_waiting) {
+    if (__atomic_add_fetch(&rel_acked, 1, __ATOMIC_RELAXED) >= rel_target && rel_waiting) {
         rel_waiting = 0;
         dsm__waiter_complete(dsm__waiter_at(rel_waiter, DSM_WAIT_RELEASE));
     }
