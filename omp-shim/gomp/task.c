@@ -23,8 +23,8 @@
  * Memory (OpenMP: creating a task, completing it and waiting for it order
  * memory): within a rank the threads share the pages, and T.mu orders them.
  * Across ranks, a passage through a DSM lock of the task's owner (rank r's
- * is task_lock(r), an id that r manages; acquiring it invalidates what its earlier holders
- * wrote, releasing it sends this node's writes home):
+ * is task_lock(r), an id that r manages; acquiring it invalidates what its
+ * earlier holders wrote, releasing it sends this node's writes home):
  *   - a task may be stolen only once published: a thread of the owner
  *     passes the owner's lock after the task was queued (only when a thief
  *     found nothing published, T.hungry), so the creator's writes, the
@@ -194,7 +194,7 @@ static void enqueue(struct task *t)
     t->qseq = t->foreign ? UINT64_MAX : t->needs;
     if (!t->foreign && t->needs > T.q_need)
         T.q_need = t->needs;
-    if (t->aff1 && aff_wait_s > 0)
+    if (t->blk.aff1 && aff_wait_s > 0)
         t->qtime = dsm_wtime();
     t->next = NULL;
     t->prev = T.tail;
@@ -245,7 +245,7 @@ static int is_descendant(const struct task *t, const struct task *anc)
  * the time, read once. */
 static int may_run(const struct task *t, int r, double *now)
 {
-    if (!t->aff1 || t->aff1 - 1 == r || t->foreign)
+    if (!t->blk.aff1 || t->blk.aff1 - 1 == r || t->foreign)
         return 2;
     if (aff_wait_s <= 0)
         return 1;
@@ -415,10 +415,10 @@ static void finish(struct task *t);
 static void prefetch_blocks(const struct task *t)
 {
     size_t ps = dsm_rt_page_size();
-    for (int i = 0; i < t->npf; i++) {
-        uintptr_t a = (uintptr_t)t->pf[i].addr;
+    for (int i = 0; i < t->blk.npf; i++) {
+        uintptr_t a = (uintptr_t)t->blk.pf[i].addr;
         uintptr_t first = a & ~(uintptr_t)(ps - 1);
-        uintptr_t last = (a + t->pf[i].bytes - 1) & ~(uintptr_t)(ps - 1);
+        uintptr_t last = (a + t->blk.pf[i].bytes - 1) & ~(uintptr_t)(ps - 1);
         (void)dsm_prefetch((const void *)first, (last - first) / ps + 1);
     }
 }
@@ -427,7 +427,7 @@ static void run_task(struct task *t)
 {
     struct task *prev = cur;
     acquire_remote();           /* a predecessor that ran elsewhere */
-    if (t->npf && T.team_ranks > 1)
+    if (t->blk.npf && T.team_ranks > 1)
         prefetch_blocks(t);
     t->state = ST_RUNNING;
     cur = t;
@@ -760,9 +760,7 @@ void shim_task_create(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
     pthread_mutex_lock(&T.mu);
     struct task *t = new_task(fn, arg, raw, (flags & TF_DEPEND) ? depend : NULL,
                               (flags & TF_PRIORITY) ? priority : 0);
-    memcpy(t->pf, blocks.pf, sizeof t->pf);
-    t->npf = blocks.npf;
-    t->aff1 = blocks.aff1;
+    t->blk = blocks;
     t->final = (unsigned char)final;
     if (detach) {
         t->detach_pending = 1;
@@ -873,8 +871,8 @@ static int64_t serve(int src, const void *req, size_t len, void *reply, size_t *
             d->priority = t->priority;
             d->flags = (t->group ? SD_GROUP : 0) | (t->final ? SD_FINAL : 0);
             d->red = t->group ? (uint64_t)(uintptr_t)t->group->red : 0;
-            d->npf = (uint32_t)t->npf;
-            memcpy(d->pf, t->pf, sizeof d->pf);
+            d->npf = (uint32_t)t->blk.npf;
+            memcpy(d->pf, t->blk.pf, sizeof d->pf);
         }
         if (n == 0) {
             /* Even with nothing ready: a task that becomes ready (a
@@ -983,8 +981,8 @@ static int steal_round(int *all_done, const uint64_t *only, size_t nonly, struct
             t->refs = 1;
             t->priority = r.d[i].priority;
             t->final = (r.d[i].flags & SD_FINAL) != 0;
-            t->npf = (int)(r.d[i].npf <= PF_DEPS ? r.d[i].npf : 0);
-            memcpy(t->pf, r.d[i].pf, sizeof t->pf);
+            t->blk.npf = (int)(r.d[i].npf <= PF_DEPS ? r.d[i].npf : 0);
+            memcpy(t->blk.pf, r.d[i].pf, sizeof t->blk.pf);
             if (r.d[i].flags & SD_GROUP) {
                 t->group = &t->proxy;
                 t->proxy.red = (uintptr_t *)(uintptr_t)r.d[i].red;

@@ -51,7 +51,8 @@ struct dep_table { struct dep_entry *b[DEP_BUCKETS]; };
 #define PF_BLOCK_MAX (256 * 1024)
 struct pf_block { uint64_t addr; uint32_t bytes, pad; };
 
-/* What shim_deps_blocks finds (copied into the task's record). */
+/* The heap blocks a task's dependences name (prefetched before it runs)
+ * and its affinity: shim_deps_blocks. */
 struct task_blocks {
     struct pf_block pf[PF_DEPS];
     int npf;
@@ -88,9 +89,7 @@ struct task {
     unsigned char fulfilled_here; /* detach: omp_fulfill_event called on this rank */
     uint64_t needs;             /* T.wseq its thief must see published (see T) */
     uint64_t qseq;              /* queued: needs; foreign: UINT64_MAX */
-    struct pf_block pf[PF_DEPS];/* blocks its dependences name */
-    int npf;
-    int aff1;                   /* 1 + the rank it should run on, 0: any */
+    struct task_blocks blk;     /* blocks its dependences name, its affinity */
     double qtime;               /* when it was queued (aff1 only) */
     int owner;                  /* foreign: the owning rank and its record */
     uint64_t owner_ref;
