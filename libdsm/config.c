@@ -138,6 +138,7 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp, size_t os_page,
     cfg->check_races = 0;
     cfg->heap_size_set = 0;
     cfg->prefetch = DSM_PREFETCH_NONE;
+    cfg->prefetch_set = 0;
     cfg->trace_prefix = NULL;
     cfg->timeout_s = DSM_DEFAULT_TIMEOUT;
     cfg->sync_timeout_s = 0;
@@ -236,11 +237,14 @@ int dsm__config_parse(struct dsm_config *cfg, char *const *envp, size_t os_page,
                     "DSM_BARRIER=%s: bad value; choose DSM_BARRIER=auto (the default), "
                     "tree or flat", v);
         } else if (IS("DSM_PREFETCH")) {
+            cfg->prefetch_set = 1;
             if (!strcmp(v, "none")) cfg->prefetch = DSM_PREFETCH_NONE;
             else if (!strcmp(v, "history")) cfg->prefetch = DSM_PREFETCH_HISTORY;
+            else if (!strcmp(v, "barriers")) cfg->prefetch = DSM_PREFETCH_BARRIERS;
             else return fail(err, errlen,
-                    "DSM_PREFETCH=%s: bad value; choose DSM_PREFETCH=none or "
-                    "DSM_PREFETCH=history", v);
+                    "DSM_PREFETCH=%s: bad value; choose DSM_PREFETCH=none, "
+                    "DSM_PREFETCH=history (after barriers and lock acquires) or "
+                    "DSM_PREFETCH=barriers (after barriers only)", v);
         } else if (IS("DSM_TRACE")) {
             /* The log of rank N goes to PREFIX.N (trace.c); empty is off. */
             if (strlen(v) > 4000)

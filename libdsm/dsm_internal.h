@@ -479,10 +479,13 @@ DSM_HIDDEN int  dsm__prefetch_queued(void);
 DSM_HIDDEN void dsm__prefetch_arrived(size_t p, struct dsm_waiter *w, uint32_t id);
 /* Barrier entry: wait until every prefetch of this node is answered. */
 DSM_HIDDEN void dsm__prefetch_drain(void);
-/* History (DSM_PREFETCH=history): page p was fetched or a prefetched copy
- * used by a fault (fault handler, page lock held); after a barrier; after a
- * lock acquire that invalidated pages[0..n). */
-DSM_HIDDEN void dsm__history_record(size_t p);
+/* History (DSM_PREFETCH=history): page p was fetched, or a prefetched copy
+ * (prefetched 1) used, by a fault (fault handler, page lock held); a
+ * prefetched copy of p was dropped unused (page lock held; nothing unless
+ * DSM_PREFETCH=history); after a barrier; after a lock acquire that
+ * invalidated pages[0..n). */
+DSM_HIDDEN void dsm__history_record(size_t p, int prefetched);
+DSM_HIDDEN void dsm__history_wasted(size_t p);
 DSM_HIDDEN void dsm__history_after_barrier(void);
 DSM_HIDDEN void dsm__history_after_acquire(const uint32_t *pages, size_t n);
 

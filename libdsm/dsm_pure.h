@@ -156,7 +156,17 @@ enum dsm_comm_kind { DSM_COMM_QUEUE = 0, DSM_COMM_DIRECT = 1, DSM_COMM_MULTIPLE 
                      DSM_COMM_RMA = 3 };
 enum dsm_poll_kind { DSM_POLL_SPIN = 0, DSM_POLL_ADAPTIVE = 1 };
 enum dsm_stats_kind { DSM_STATS_OFF = 0, DSM_STATS_TEXT = 1, DSM_STATS_JSON = 2 };
-enum dsm_prefetch_kind { DSM_PREFETCH_NONE = 0, DSM_PREFETCH_HISTORY = 1 };
+/* DSM_PREFETCH: none; history after barriers and lock acquires; history
+ * after barriers only (prefetch.c). */
+enum dsm_prefetch_kind {
+    DSM_PREFETCH_NONE = 0, DSM_PREFETCH_HISTORY = 1, DSM_PREFETCH_BARRIERS = 2
+};
+
+static inline const char *dsm__prefetch_name(enum dsm_prefetch_kind k)
+{
+    return k == DSM_PREFETCH_HISTORY ? "history" :
+           k == DSM_PREFETCH_BARRIERS ? "barriers" : "none";
+}
 enum dsm_barrier_shape { DSM_BARRIER_AUTO = 0, DSM_BARRIER_TREE = 1, DSM_BARRIER_FLAT = 2 };
 
 struct dsm_config {
@@ -180,6 +190,7 @@ struct dsm_config {
     int      barrier_shape;       /* DSM_BARRIER: DSM_BARRIER_AUTO, _TREE or _FLAT */
     int      heap_size_set;       /* DSM_HEAP_SIZE was given */
     enum dsm_prefetch_kind prefetch;  /* DSM_PREFETCH */
+    int      prefetch_set;        /* DSM_PREFETCH was given */
     const char *trace_prefix;     /* DSM_TRACE: event log PREFIX.RANK, or NULL */
     /* watchdog.c: seconds a request may wait for its reply (page, diff
      * acks, atomic, lock release ack), and a barrier or lock acquire for

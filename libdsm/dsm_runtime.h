@@ -90,6 +90,9 @@ struct dsm_runtime_params {
      * reports it, as its own, once MPI runs (with the rank, ending the
      * job).  Must outlive dsm_init. */
     const char *error;
+    /* DSM_PREFETCH where the variable is not set: DSM_PREFETCH_NONE (0,
+     * libdsm's own default), _HISTORY or _BARRIERS. */
+    int prefetch;
 };
 /* Call once, on the main thread, before dsm_init; libdsm keeps a copy of
  * *p (the pointers in it are not copied). */

@@ -130,8 +130,8 @@ static int handle_kind(size_t p, int access, int *kind, uint64_t *wait_ns)
     if (t.actions & DSM_ACT_FETCH) {
         pg->state = t.next;
         pg->flags &= (uint8_t)~DSM_PF_STALE;
-        if (dsm__unlikely(g->cfg.prefetch == DSM_PREFETCH_HISTORY))
-            dsm__history_record(p);
+        if (dsm__unlikely(g->cfg.prefetch != DSM_PREFETCH_NONE))
+            dsm__history_record(p, 0);
         dsm__page_unlock(p);
         DSM_STAT_ADD(read_faults, 1);
         *kind = FK_READ;
@@ -144,8 +144,8 @@ static int handle_kind(size_t p, int access, int *kind, uint64_t *wait_ns)
     if (pg->state == DSM_P_PREFETCHED) {
         /* Prefetched and first touched now: the transition only opens it. */
         DSM_STAT_ADD(prefetch_used, 1);
-        if (dsm__unlikely(g->cfg.prefetch == DSM_PREFETCH_HISTORY))
-            dsm__history_record(p);
+        if (dsm__unlikely(g->cfg.prefetch != DSM_PREFETCH_NONE))
+            dsm__history_record(p, 1);
     }
     if (home && (t.actions & DSM_ACT_MARK) &&
         (g->cfg.check_races || pg->state == DSM_P_READ_ONLY) &&

@@ -100,6 +100,9 @@ int dsm_init(int *argc, char ***argv)
     /* One application thread per rank, unless a runtime said otherwise. */
     if (dsm__rt_params.app_threads > 1)
         g->cfg.threads_per_rank = dsm__rt_params.app_threads;
+    /* The runtime's default prefetch, unless DSM_PREFETCH says otherwise. */
+    if (!g->cfg.prefetch_set && dsm__rt_params.prefetch != DSM_PREFETCH_NONE)
+        g->cfg.prefetch = (enum dsm_prefetch_kind)dsm__rt_params.prefetch;
     /* Every transport has a communication thread next to the application's
      * (and multiple and rma call MPI from any thread with no lock at all),
      * so the level must be MPI_THREAD_MULTIPLE, also when the application

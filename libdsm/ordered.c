@@ -427,6 +427,7 @@ static int update_copy(size_t p, const unsigned char *bytes, uint32_t len, int f
     }
     if (pg->state == DSM_P_PREFETCHED) {
         pg->state = dsm__page_transition(pg->state, DSM_EV_INVALIDATE, 0).next;
+        dsm__history_wasted(p);
         dsm__page_unlock(p);
         DSM_STAT_ADD(prefetch_wasted, 1);
         return 0;

@@ -139,7 +139,7 @@ static void print_row(FILE *out, int json, const char *who, const struct dsm_sta
                 r->atomics, r->remote_atomics, ms_mean(r->atomic_ns, r->remote_atomics),
                 r->pages_migrated, (double)r->page_wait_ns * 1e-6, r->prefetch_issued,
                 r->prefetch_used, r->prefetch_wasted, r->prefetch_late, r->prefetch_aged,
-                dsm__g.cfg.prefetch == DSM_PREFETCH_HISTORY ? "history" : "none",
+                dsm__prefetch_name(dsm__g.cfg.prefetch),
                 r->mpi_lock_waits, (double)r->mpi_lock_wait_ns * 1e-6,
                 r->flushes, ms_mean(r->flush_ns, r->flushes), r->flush_drops,
                 r->flush_updates, r->held_requests, r->locks_local);
@@ -206,7 +206,7 @@ void dsm__stats_print_all(FILE *out, int json)
          * time faulting threads waited for page data, and what prefetch did. */
         fprintf(out, "%6s %10s %9s %9s %9s %9s %9s   DSM_PREFETCH=%s\n", "rank",
                 "pwait_ms", "pf_issued", "pf_used", "pf_wasted", "pf_late", "pf_aged",
-                g->cfg.prefetch == DSM_PREFETCH_HISTORY ? "history" : "none");
+                dsm__prefetch_name(g->cfg.prefetch));
         for (int r = 0; r <= g->nodes; r++) {
             const struct dsm_stats_raw *x = r < g->nodes ? &all[r] : &total;
             char who[16];

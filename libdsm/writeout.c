@@ -638,6 +638,7 @@ static int invalidate_locked(size_t p, struct dsm_protect_batch *pb, int may_flu
         dsm__page_unlock(p);
         DSM_STAT_ADD(invalidations, 1);
         DSM_STAT_ADD(prefetch_wasted, 1);
+        dsm__history_wasted(p);
         return 0;
     }
     struct dsm_ptrans t = dsm__page_transition(pg->state, DSM_EV_INVALIDATE, 0);

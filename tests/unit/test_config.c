@@ -314,9 +314,15 @@ static void test_prefetch(void **state)
     assert_int_equal(one_ok("TERM=xterm").prefetch, DSM_PREFETCH_NONE);
     assert_int_equal(one_ok("DSM_PREFETCH=none").prefetch, DSM_PREFETCH_NONE);
     assert_int_equal(one_ok("DSM_PREFETCH=history").prefetch, DSM_PREFETCH_HISTORY);
+    assert_int_equal(one_ok("DSM_PREFETCH=barriers").prefetch, DSM_PREFETCH_BARRIERS);
     one_bad("DSM_PREFETCH=explicit", "DSM_PREFETCH");
     one_bad("DSM_PREFETCH=", "DSM_PREFETCH");
     one_bad("DSM_PREFETCH=History", "DSM_PREFETCH");
+    /* Whether it was given: a runtime's default (the shim's history) yields
+     * to an explicit none. */
+    assert_int_equal(one_ok("TERM=xterm").prefetch_set, 0);
+    assert_int_equal(one_ok("DSM_PREFETCH=none").prefetch_set, 1);
+    assert_int_equal(one_ok("DSM_PREFETCH=history").prefetch_set, 1);
 }
 
 static void test_all_together(void **state)
