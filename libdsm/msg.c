@@ -69,6 +69,9 @@ struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap)
     m->hdr.type = (uint16_t)type;
     m->ext = NULL;
     m->ext_len = 0;
+    m->ext_pages = NULL;
+    m->ext_ids = NULL;
+    m->ext_n = 0;
     m->tag = DSM_TAG;
     m->recv_page = -1;
     m->recv_npages = 0;
@@ -77,8 +80,18 @@ struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap)
     return m;
 }
 
+void dsm__msg_gather(struct dsm_msg *m, size_t n)
+{
+    m->ext_pages = malloc(n * (sizeof *m->ext_pages + sizeof *m->ext_ids));
+    if (!m->ext_pages)
+        dsm__fatal("out of private memory for a batch of %zu pages", n);
+    m->ext_ids = (uint32_t *)(m->ext_pages + n);
+    m->ext_n = n;
+}
+
 void dsm__msg_free(struct dsm_msg *m)
 {
+    free(m->ext_pages);
     if (!m->pooled) {
         free(m);
         return;
@@ -132,9 +145,20 @@ void dsm__msg_send(struct dsm_msg *m)
         DSM_STAT_ADD(bytes_sent, m->ext ? m->ext_len : sizeof m->hdr + m->hdr.len);
     }
     /* Recorded before the transport has it: the send's time is never later
-     * than the receive's, whichever thread receives. */
-    DSM_TRACE(DSM_TR_SEND, m->hdr.type, m->dest,
-              (m->ext ? m->ext_len : sizeof m->hdr + m->hdr.len) | (uint64_t)m->hdr.waiter << 32,
-              m->hdr.id | (uint64_t)m->hdr.flags << 32);
+     * than the receive's, whichever thread receives.  A batch of pages is
+     * one message but traced as a send per page, as its receiver traces
+     * each page it installs (comm.c): dsmtool pairs sends and receives by
+     * page. */
+    if (m->ext_n) {
+        for (size_t i = 0; i < m->ext_n; i++)
+            DSM_TRACE(DSM_TR_SEND, m->hdr.type, m->dest,
+                      (uint64_t)dsm__g.page_size | (uint64_t)m->hdr.waiter << 32,
+                      m->ext_ids[i] | (uint64_t)m->hdr.flags << 32);
+    } else {
+        DSM_TRACE(DSM_TR_SEND, m->hdr.type, m->dest,
+                  (m->ext ? m->ext_len : sizeof m->hdr + m->hdr.len) |
+                  (uint64_t)m->hdr.waiter << 32,
+                  m->hdr.id | (uint64_t)m->hdr.flags << 32);
+    }
     dsm__g.ops->send(m);
 }

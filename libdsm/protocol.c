@@ -101,24 +101,18 @@ void dsm__serve_deferred(void)
 
 /* ---- the home side ---- */
 
-/* Serve page p to node src, on tag DSM_TAG_PAGE + waiter (a fault's fetch or
- * one page of a prefetch batch). */
-static void serve_page(size_t p, int src, uint32_t waiter)
+/* Page p served to node src: recorded in its copyset and write-protected
+ * here; copied into buf when buf is not NULL.  Returns where the page's
+ * bytes go from: buf, or (zero copy) the system view. */
+static const void *serve_prepare(size_t p, int src, unsigned char *buf)
 {
     size_t ps = dsm__g.page_size;
     struct dsm_page *pg = &dsm__g.pages[p];
-    struct dsm_msg *m;
 
     if (pg->state == DSM_P_UNALLOC || pg->home != dsm__g.rank)
         dsm__fatal("protocol error: rank %d asked for page %zu, which is %s here; "
                    "this is a libdsm bug or ranks made different allocations",
                    src, p, pg->state == DSM_P_UNALLOC ? "not allocated" : "not homed");
-    /* Once this node makes ordered flushes (ordered.c), the page is copied
-     * under its lock, after the protection: a zero-copy send reads the page
-     * when it goes, and could carry a flag this node wrote after the serve
-     * before the flush that orders it after its data. */
-    const int copy = __atomic_load_n(&dsm__ordered_mode, __ATOMIC_ACQUIRE);
-    m = dsm__msg_new(DSM_MSG_PAGE_REPLY, src, copy ? ps : 0);
     /* Write-protect first, copy second: a home write racing with the copy
      * either lands before the protection (and is in the copy) or traps and
      * becomes a write notice that invalidates the copy at the next release. */
@@ -137,22 +131,39 @@ static void serve_page(size_t p, int src, uint32_t waiter)
         dsm__vm_protect(p, 1, dsm__page_prot(t.next));
     pg->state = t.next;
 send:
-    if (copy)
+    if (buf)
         /* As of this node's last release: written since, its twin. */
-        memcpy(m->payload, (pg->flags & DSM_PF_TWIN) ? dsm__twin_page(p) : dsm__sys_page(p),
-               ps);
+        memcpy(buf, (pg->flags & DSM_PF_TWIN) ? dsm__twin_page(p) : dsm__sys_page(p), ps);
     dsm__page_unlock(p);
-
+    DSM_STAT_ADD(pages_served, 1);
     /* Zero copy: the page goes from our system view straight into the
      * requester's (see DSM_TAG_PAGE).  A home write racing with the send is
      * in this epoch's write notices and invalidates the copy at the next
      * release, before the requester may read the words it changed. */
-    m->ext = copy ? (const void *)m->payload : (const void *)dsm__sys_page(p);
+    return buf ? (const void *)buf : (const void *)dsm__sys_page(p);
+}
+
+/* Once this node makes ordered flushes (ordered.c), a served page is copied
+ * under its lock, after the protection: a zero-copy send reads the page
+ * when it goes, and could carry a flag this node wrote after the serve
+ * before the flush that orders it after its data. */
+static int serve_copies(void)
+{
+    return __atomic_load_n(&dsm__ordered_mode, __ATOMIC_ACQUIRE);
+}
+
+/* Serve page p to node src, on tag DSM_TAG_PAGE + waiter (a fault's fetch). */
+static void serve_page(size_t p, int src, uint32_t waiter)
+{
+    const size_t ps = dsm__g.page_size;
+    const int copy = serve_copies();
+    struct dsm_msg *m = dsm__msg_new(DSM_MSG_PAGE_REPLY, src, copy ? ps : 0);
+
+    m->ext = serve_prepare(p, src, copy ? m->payload : NULL);
     m->ext_len = ps;
     m->tag = DSM_TAG_PAGE + (int)waiter;
     m->hdr.id = (uint32_t)p;          /* not sent (ext): for the trace */
     m->hdr.waiter = waiter;
-    DSM_STAT_ADD(pages_served, 1);
     dsm__msg_send(m);
 }
 
@@ -166,21 +177,39 @@ static void on_page_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
     serve_page(h->id, h->src, h->waiter);
 }
 
-/* A prefetch batch: every page, in the order of the list, on one tag (the
- * requester posted its receives in that order; prefetch.c). */
+/* A prefetch batch: every page, in the order of the list, in messages of
+ * dsm__batch_pages() pages on tag DSM_TAG_PAGE + waiter, each gathered from
+ * wherever its pages' bytes are (the requester posted a receive per group
+ * that scatters it into its system view in that order; prefetch.c,
+ * comm.c). */
 static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
-    if (h->len == 0 || h->len % 4 || h->len / 4 > DSM_PREFETCH_MAX)
+    const size_t k = h->len / 4, ps = dsm__g.page_size, per = dsm__batch_pages();
+
+    if (h->len == 0 || h->len % 4 || k > DSM_PREFETCH_MAX)
         dsm__msg_malformed(h);
     if (dsm__defer_early(h, pl) || dsm__held_defer(h, pl))
         return;
-    for (size_t i = 0; i < h->len / 4; i++) {
-        uint32_t p;
-        memcpy(&p, pl + 4 * i, 4);
-        if (p >= dsm__g.npages)
-            dsm__fatal("malformed PREFETCH_REQ from rank %d: page %u out of range",
-                       h->src, p);
-        serve_page(p, h->src, h->waiter);
+    const int copy = serve_copies();
+    for (size_t i0 = 0; i0 < k; i0 += per) {
+        const size_t n = k - i0 < per ? k - i0 : per;
+        struct dsm_msg *m = dsm__msg_new(DSM_MSG_PAGE_REPLY, h->src, copy ? n * ps : 0);
+        dsm__msg_gather(m, n);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t p;
+            memcpy(&p, pl + 4 * (i0 + i), 4);
+            if (p >= dsm__g.npages)
+                dsm__fatal("malformed PREFETCH_REQ from rank %d: page %u out of range",
+                           h->src, p);
+            m->ext_ids[i] = p;
+            m->ext_pages[i] = serve_prepare(p, h->src, copy ? m->payload + i * ps : NULL);
+        }
+        m->ext = m->ext_pages[0];
+        m->ext_len = n * ps;
+        m->tag = DSM_TAG_PAGE + (int)h->waiter;
+        m->hdr.id = m->ext_ids[0];    /* not sent (ext): for the trace */
+        m->hdr.waiter = h->waiter;
+        dsm__msg_send(m);
     }
 }
 
