@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "libc.h"        /* the C library and pthreads: glibc's own, see there */
 #include "dsm.h"
@@ -300,11 +301,9 @@ struct dsm_msg {
      * thread to post the page's receive before sending. */
     const void *ext;
     size_t ext_len;
-    /* A prefetch batch's pages (dsm__msg_gather): ext_n pages sent as one
-     * message of ext_len = ext_n pages, gathered from ext_pages[i] (page
-     * ext_ids[i]); freed with the message.  ext is ext_pages[0]. */
-    const void **ext_pages;
-    uint32_t *ext_ids;
+    /* A run of a prefetch batch's pages: ext_n consecutive pages from
+     * hdr.id on, ext_len = ext_n pages at ext, sent as one message (0: not
+     * such a run). */
     size_t ext_n;
     int tag;
     long recv_page;
@@ -320,18 +319,36 @@ DSM_HIDDEN int  dsm__msg_init(void);
 DSM_HIDDEN struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap);
 DSM_HIDDEN void dsm__msg_free(struct dsm_msg *m);
 DSM_HIDDEN void dsm__msg_send(struct dsm_msg *m);     /* fills src/epoch, counts */
-/* Make m a gathered send of n pages: allocates ext_pages and ext_ids, which
- * the caller fills. */
-DSM_HIDDEN void dsm__msg_gather(struct dsm_msg *m, size_t n);
-/* A prefetch batch's reply goes as messages of this many pages (the last
- * fewer), about DSM_BATCH_BYTES each: one message per batch made the first
- * access wait for the whole batch (NPB BT class A, 20 steps, 2 ranks:
- * 2.69 -> 3.01 s), a message per page costs a message per page. */
+/* A prefetch batch's reply goes as a message per run of consecutive pages
+ * of its (sorted) list, at most about DSM_BATCH_BYTES long: one message per
+ * batch made the first access wait for the whole batch (NPB BT class A, 20
+ * steps, 2 ranks: 2.69 -> 3.01 s), a message per page costs a message per
+ * page.  A run is contiguous in both nodes' system views, so it needs no
+ * MPI datatype: MPICH builds its first one lazily and reads the
+ * environment then (getenv), which under the OpenMP shim is shared memory
+ * that the communication thread may not touch. */
 #define DSM_BATCH_BYTES ((size_t)131072)
 static inline size_t dsm__batch_pages(void)
 {
     size_t n = DSM_BATCH_BYTES / dsm__g.page_size;
     return n ? n : 1;
+}
+/* The length of the run that starts at list[i0] of the k u32 page ids at
+ * list (unaligned), as both the requester and the home cut it. */
+static inline size_t dsm__batch_run(const unsigned char *list, size_t k, size_t i0)
+{
+    const size_t max = dsm__batch_pages();
+    uint32_t prev, p;
+    size_t n = 1;
+    memcpy(&prev, list + 4 * i0, 4);
+    while (i0 + n < k && n < max) {
+        memcpy(&p, list + 4 * (i0 + n), 4);
+        if (p != prev + 1)
+            break;
+        prev = p;
+        n++;
+    }
+    return n;
 }
 /* Send a list of page ids as one or more messages of this type, each with
  * the given header fields; the last carries DSM_MF_LAST (an empty list is one

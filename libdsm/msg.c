@@ -69,8 +69,6 @@ struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap)
     m->hdr.type = (uint16_t)type;
     m->ext = NULL;
     m->ext_len = 0;
-    m->ext_pages = NULL;
-    m->ext_ids = NULL;
     m->ext_n = 0;
     m->tag = DSM_TAG;
     m->recv_page = -1;
@@ -80,18 +78,8 @@ struct dsm_msg *dsm__msg_new(int type, int dest, size_t cap)
     return m;
 }
 
-void dsm__msg_gather(struct dsm_msg *m, size_t n)
-{
-    m->ext_pages = malloc(n * (sizeof *m->ext_pages + sizeof *m->ext_ids));
-    if (!m->ext_pages)
-        dsm__fatal("out of private memory for a batch of %zu pages", n);
-    m->ext_ids = (uint32_t *)(m->ext_pages + n);
-    m->ext_n = n;
-}
-
 void dsm__msg_free(struct dsm_msg *m)
 {
-    free(m->ext_pages);
     if (!m->pooled) {
         free(m);
         return;
@@ -153,7 +141,7 @@ void dsm__msg_send(struct dsm_msg *m)
         for (size_t i = 0; i < m->ext_n; i++)
             DSM_TRACE(DSM_TR_SEND, m->hdr.type, m->dest,
                       (uint64_t)dsm__g.page_size | (uint64_t)m->hdr.waiter << 32,
-                      m->ext_ids[i] | (uint64_t)m->hdr.flags << 32);
+                      (m->hdr.id + i) | (uint64_t)m->hdr.flags << 32);
     } else {
         DSM_TRACE(DSM_TR_SEND, m->hdr.type, m->dest,
                   (m->ext ? m->ext_len : sizeof m->hdr + m->hdr.len) |

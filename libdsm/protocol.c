@@ -177,37 +177,38 @@ static void on_page_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
     serve_page(h->id, h->src, h->waiter);
 }
 
-/* A prefetch batch: every page, in the order of the list, in messages of
- * dsm__batch_pages() pages on tag DSM_TAG_PAGE + waiter, each gathered from
- * wherever its pages' bytes are (the requester posted a receive per group
- * that scatters it into its system view in that order; prefetch.c,
- * comm.c). */
+/* A prefetch batch: every page, in the order of the list, a message per run
+ * of consecutive pages (dsm__batch_run) on tag DSM_TAG_PAGE + waiter, from
+ * the system view where the run lies contiguous (or from a copy); the
+ * requester posted a receive per run in that order (prefetch.c, comm.c). */
 static void on_prefetch_req(const struct dsm_wire_hdr *h, const unsigned char *pl)
 {
-    const size_t k = h->len / 4, ps = dsm__g.page_size, per = dsm__batch_pages();
+    const size_t k = h->len / 4, ps = dsm__g.page_size;
 
     if (h->len == 0 || h->len % 4 || k > DSM_PREFETCH_MAX)
         dsm__msg_malformed(h);
+    for (size_t i = 0; i < k; i++) {
+        uint32_t p;
+        memcpy(&p, pl + 4 * i, 4);
+        if (p >= dsm__g.npages)
+            dsm__fatal("malformed PREFETCH_REQ from rank %d: page %u out of range",
+                       h->src, p);
+    }
     if (dsm__defer_early(h, pl) || dsm__held_defer(h, pl))
         return;
     const int copy = serve_copies();
-    for (size_t i0 = 0; i0 < k; i0 += per) {
-        const size_t n = k - i0 < per ? k - i0 : per;
+    for (size_t i0 = 0, n; i0 < k; i0 += n) {
+        n = dsm__batch_run(pl, k, i0);
+        uint32_t first;
+        memcpy(&first, pl + 4 * i0, 4);
         struct dsm_msg *m = dsm__msg_new(DSM_MSG_PAGE_REPLY, h->src, copy ? n * ps : 0);
-        dsm__msg_gather(m, n);
-        for (size_t i = 0; i < n; i++) {
-            uint32_t p;
-            memcpy(&p, pl + 4 * (i0 + i), 4);
-            if (p >= dsm__g.npages)
-                dsm__fatal("malformed PREFETCH_REQ from rank %d: page %u out of range",
-                           h->src, p);
-            m->ext_ids[i] = p;
-            m->ext_pages[i] = serve_prepare(p, h->src, copy ? m->payload + i * ps : NULL);
-        }
-        m->ext = m->ext_pages[0];
+        for (size_t i = 0; i < n; i++)
+            (void)serve_prepare(first + i, h->src, copy ? m->payload + i * ps : NULL);
+        m->ext = copy ? (const void *)m->payload : (const void *)dsm__sys_page(first);
         m->ext_len = n * ps;
+        m->ext_n = n;
         m->tag = DSM_TAG_PAGE + (int)h->waiter;
-        m->hdr.id = m->ext_ids[0];    /* not sent (ext): for the trace */
+        m->hdr.id = first;            /* not sent (ext): for the trace */
         m->hdr.waiter = h->waiter;
         dsm__msg_send(m);
     }

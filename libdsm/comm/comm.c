@@ -64,14 +64,12 @@ static struct dsm_msg *inflight;     /* sends MPI still owns */
 
 /* A page arrives as dsm__g.page_chunks messages on one tag, in order (MPI
  * matches messages of one sender and tag to receives in the order posted);
- * a prefetch batch's pages as one message (nreq 1), scattered into the
- * system view by a derived datatype. */
+ * a run of a prefetch batch's consecutive pages as one message (nreq 1). */
 struct page_recv {
     MPI_Request req[DSM_MAX_PAGE_CHUNKS];
     unsigned nreq;
-    size_t page;                /* one page; a batch: its first */
-    uint32_t *batch;            /* a batch: its pages, in order (malloc'd) */
-    size_t nbatch;
+    size_t page;                /* one page; a batch's run: its first */
+    size_t nbatch;              /* a batch's run: its pages; else 0 */
     uint32_t waiter;
     int home;
 };
@@ -181,7 +179,6 @@ void dsm__comm_post_page_recv(size_t p, int home, uint32_t waiter)
     memcpy(r->req, req, n * sizeof req[0]);
     r->nreq = n;
     r->page = p;
-    r->batch = NULL;
     r->nbatch = 0;
     r->waiter = waiter;
     r->home = home;
@@ -189,49 +186,22 @@ void dsm__comm_post_page_recv(size_t p, int home, uint32_t waiter)
     pthread_mutex_unlock(&precv_lock);
 }
 
-/* The pages at addr[0..n), each a page long, as one MPI datatype (absolute
- * addresses: used with MPI_BOTTOM).  The caller frees it once the
- * operation is started. */
-static MPI_Datatype pages_type(const void *const *addr, size_t n)
+/* A run of a prefetch batch: pages [first, first + n), contiguous in the
+ * system view, as one message; the receive is posted before the request
+ * goes (dsm__batch_run says how the home cuts the list). */
+static void post_batch_recv(size_t first, size_t n, int home, uint32_t waiter)
 {
-    MPI_Aint *d = malloc(n * sizeof *d);
-    MPI_Datatype t;
-    if (!d)
-        dsm__fatal("out of private memory for a batch of %zu pages", n);
-    for (size_t i = 0; i < n; i++)
-        MPI_Get_address(addr[i], &d[i]);
-    if (MPI_Type_create_hindexed_block((int)n, (int)dsm__g.page_size, d, MPI_BYTE, &t) !=
-            MPI_SUCCESS || MPI_Type_commit(&t) != MPI_SUCCESS)
-        dsm__fatal("cannot build the MPI datatype of a batch of %zu pages", n);
-    free(d);
-    return t;
-}
-
-/* A prefetch batch (list[0..n), u32 page ids, unaligned): one receive that
- * puts each page into the system view, posted before the request goes. */
-static void post_batch_recv(const unsigned char *list, size_t n, int home, uint32_t waiter)
-{
-    uint32_t *pages = malloc((n + 1) * sizeof *pages + n * sizeof(void *));
-    if (!pages)
-        dsm__fatal("out of private memory for a batch of %zu pages", n);
-    const void **addr = (const void **)(pages + n + (n & 1));
-    memcpy(pages, list, n * sizeof *pages);
-    for (size_t i = 0; i < n; i++)
-        addr[i] = dsm__sys_page(pages[i]);
-    MPI_Datatype t = pages_type(addr, n);
     MPI_Request req;
-    if (MPI_Irecv(MPI_BOTTOM, 1, t, home, DSM_TAG_PAGE + (int)waiter, dsm__g.comm, &req) !=
-            MPI_SUCCESS)
+    if (MPI_Irecv(dsm__sys_page(first), (int)(n * dsm__g.page_size), MPI_BYTE, home,
+                  DSM_TAG_PAGE + (int)waiter, dsm__g.comm, &req) != MPI_SUCCESS)
         dsm__fatal("MPI_Irecv of %zu pages from rank %d failed", n, home);
-    MPI_Type_free(&t);
     pthread_mutex_lock(&precv_lock);
     if (nprecv == DSM_MAX_PAGE_RECVS)
         dsm__fatal("internal error: more page receives than waiter slots and prefetches");
     struct page_recv *r = &precv[nprecv];
     r->req[0] = req;
     r->nreq = 1;
-    r->page = pages[0];
-    r->batch = pages;
+    r->page = first;
     r->nbatch = n;
     r->waiter = waiter;
     r->home = home;
@@ -253,14 +223,14 @@ int dsm__comm_page_recvs_test(void)
             i++;
             continue;
         }
-        if (precv[i].batch) {
-            MPI_Get_elements(&st[0], MPI_BYTE, &count);
+        if (precv[i].nbatch) {
+            MPI_Get_count(&st[0], MPI_BYTE, &count);
             if ((size_t)count != precv[i].nbatch * dsm__g.page_size)
                 dsm__fatal("malformed prefetch reply from rank %d: %d bytes for %zu pages "
                            "of %zu bytes", precv[i].home, count, precv[i].nbatch,
                            dsm__g.page_size);
         }
-        for (unsigned c = 0; c < nc && !precv[i].batch; c++) {
+        for (unsigned c = 0; c < nc && !precv[i].nbatch; c++) {
             MPI_Get_count(&st[c], MPI_BYTE, &count);
             if ((size_t)count != dsm__g.chunk_size)
                 dsm__fatal("malformed page from rank %d: %d bytes in message %u of %u of "
@@ -269,8 +239,7 @@ int dsm__comm_page_recvs_test(void)
         }
         count = (int)dsm__g.page_size;
         size_t p = precv[i].page;
-        uint32_t *batch = precv[i].batch;
-        size_t nbatch = batch ? precv[i].nbatch : 1;
+        const size_t nbatch = precv[i].nbatch ? precv[i].nbatch : 1;
         uint32_t w = precv[i].waiter;
         int home = precv[i].home;
         precv[i] = precv[nprecv - 1];
@@ -280,14 +249,11 @@ int dsm__comm_page_recvs_test(void)
         DSM_STAT_ADD(msgs_received, 1);
         /* A batch is traced as a receive per page (msg.c traces its send so). */
         for (size_t b = 0; b < nbatch; b++) {
-            if (batch)
-                p = batch[b];
             DSM_TRACE(DSM_TR_RECV, DSM_MSG_PAGE_REPLY, home,
-                      (uint64_t)count | (uint64_t)w << 32, p);
-            dsm__page_arrived(p, w);
+                      (uint64_t)count | (uint64_t)w << 32, p + b);
+            dsm__page_arrived(p + b, w);
             DSM_TRACE(DSM_TR_HANDLED, DSM_MSG_PAGE_REPLY, home, 0, 0);
         }
-        free(batch);
         MPI_LOCK();
         pthread_mutex_lock(&precv_lock);
         n++;
@@ -333,17 +299,19 @@ void dsm__comm_isend(struct dsm_msg *m)
     int rc;
     if (m->recv_page >= 0)
         dsm__comm_post_page_recv((size_t)m->recv_page, m->dest, m->hdr.waiter);
-    /* A prefetch batch: the pages in its payload, a receive per group of
-     * dsm__batch_pages(), as the home sends them (protocol.c). */
-    for (size_t i = 0, g = dsm__batch_pages(); i < m->recv_npages; i += g)
-        post_batch_recv(m->payload + 4 * i, m->recv_npages - i < g ? m->recv_npages - i : g,
-                        m->dest, m->hdr.waiter);
+    /* A prefetch batch: the pages in its payload, a receive per run, as the
+     * home sends them (protocol.c). */
+    for (size_t i = 0, n; i < m->recv_npages; i += n) {
+        uint32_t first;
+        n = dsm__batch_run(m->payload, m->recv_npages, i);
+        memcpy(&first, m->payload + 4 * i, 4);
+        post_batch_recv(first, n, m->dest, m->hdr.waiter);
+    }
     if (m->ext_n) {
-        /* A batch of pages: one message, gathered (see post_batch_recv). */
-        MPI_Datatype t = pages_type(m->ext_pages, m->ext_n);
+        /* A run of a batch's pages: one message (see post_batch_recv). */
         m->nreq = 1;
-        rc = MPI_Isend(MPI_BOTTOM, 1, t, m->dest, m->tag, dsm__g.comm, &m->req[0]);
-        MPI_Type_free(&t);
+        rc = MPI_Isend(m->ext, (int)m->ext_len, MPI_BYTE, m->dest, m->tag, dsm__g.comm,
+                       &m->req[0]);
     } else if (m->ext) {
         /* A page: its chunks in order, on one tag (see struct page_recv). */
         const size_t cs = dsm__g.chunk_size;   /* ext_len is a page */
