@@ -17,6 +17,22 @@
 
 extern char **environ;
 
+/* MPICH builds its datatype engine at the first derived datatype and reads
+ * the environment then (getenv).  Under a runtime that puts the program's
+ * globals under the DSM (the OpenMP shim), `environ` may be a page this
+ * rank has no copy of by the time dsm_bcast builds its receive layout: the
+ * fault would be served from inside MPI, which its MPI calls re-enter (a
+ * communication thread died so, 13b31a1's message).  Build one now, while
+ * the environment is private memory. */
+static void warm_datatypes(void)
+{
+    MPI_Aint at = 0;
+    MPI_Datatype t;
+    if (MPI_Type_create_hindexed_block(1, 1, &at, MPI_BYTE, &t) == MPI_SUCCESS &&
+        MPI_Type_commit(&t) == MPI_SUCCESS)
+        MPI_Type_free(&t);
+}
+
 struct dsm_global dsm__g = { .state = DSM_STATE_NEW, .rank = -1, .memfd = -1 };
 
 /* The settings every rank must share, compared in one allgather.  Where
@@ -90,6 +106,7 @@ int dsm_init(int *argc, char ***argv)
     if (g->nodes > DSM_MAX_NODES)
         dsm__fatal("%d ranks, but libdsm supports at most %d nodes", g->nodes, DSM_MAX_NODES);
     MPI_Comm_dup(MPI_COMM_WORLD, &g->comm);
+    warm_datatypes();
 
     g->os_page = (size_t)sysconf(_SC_PAGESIZE);
     if (dsm__config_parse(&g->cfg, environ, g->os_page, dsm__rt_params.env_names,
