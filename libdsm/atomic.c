@@ -145,8 +145,16 @@ static void refresh_copy(size_t p, const struct dsm_wire_atomic *o, uint64_t old
     default: return;
     }
     dsm__page_lock(p);
+    /* A PREFETCHED copy is valid too (in the system view; the application
+     * view opens it at the first access): left as it was, a thread's own
+     * atomic was missing from it, and a plain store after the open twinned
+     * the old word, so that its diff lost the store (tests/omp
+     * task_taskgroup_nested on 3 ranks with DSM_PREFETCH=barriers: a
+     * thread's clear of counters it had updated atomically never reached
+     * the home, 1-2 runs in 40). */
     if (pg->home != dsm__g.rank &&
-        (pg->state == DSM_P_READ_ONLY || pg->state == DSM_P_READ_WRITE)) {
+        (pg->state == DSM_P_READ_ONLY || pg->state == DSM_P_READ_WRITE ||
+         pg->state == DSM_P_PREFETCHED)) {
         memcpy(dsm__sys_page(p) + o->offset, &v, o->size);   /* little-endian */
         if (pg->flags & DSM_PF_TWIN)
             memcpy(dsm__twin_page(p) + o->offset, &v, o->size);

@@ -435,8 +435,9 @@ static void move_stack_end(void *top)
  * reports its own: with the rank, ending the whole job.  Also done for a
  * program that is not an OpenMP one (wanted()): dsmrun sets
  * DSM_THREADS_PER_RANK for whatever it runs, and a plain libdsm program
- * run by it must not be refused for that. */
-static void tell_dsm_settings(void)
+ * run by it must not be refused for that; such a program (omp 0) keeps
+ * libdsm's own defaults. */
+static void tell_dsm_settings(int omp)
 {
     static char err[512];
     int bad = shim_dsm_settings_parse(&settings, environ, err, sizeof err);
@@ -445,12 +446,15 @@ static void tell_dsm_settings(void)
         .env_names = shim_dsm_settings_names,
         .name = "the OpenMP shim (ompshim(7))",
         .error = bad ? err : NULL,
-        /* Not DSM_PREFETCH_BARRIERS, though loop-parallel programs gain
-         * by it (NPB BT class W on 2 ranks: 2.07 -> 1.68 s, docs/
-         * RESULTS.md): with it, tests/omp task_taskgroup_nested on 3 ranks
-         * read a stale atomic counter in 1-2 runs of 40, a bug not found
-         * yet (issue 39's note).  The user may set DSM_PREFETCH. */
-        .prefetch = DSM_PREFETCH_NONE,
+        /* Loop-parallel programs read after each barrier what they read
+         * after the last one (docs/RESULTS.md: NPB BT class W on 2 ranks).
+         * Not after lock acquires: the task runtime's lock grants
+         * invalidate tiles that the next grant invalidates again, and
+         * their prefetches were mostly wasted.  (A prefetched copy missed
+         * the thread's own remote atomics until atomic.c refreshed it too:
+         * tests/omp task_taskgroup_nested lost a clear of counters.)
+         * DSM_PREFETCH overrides. */
+        .prefetch = omp ? DSM_PREFETCH_BARRIERS : DSM_PREFETCH_NONE,
     };
 
     dsm_rt_preinit(&p);
@@ -461,7 +465,7 @@ static void tell_dsm_settings(void)
  * communication thread can serve one. */
 static void init_dsm(int *argc, char ***argv)
 {
-    tell_dsm_settings();
+    tell_dsm_settings(1);
     shim_loop_register();
     dsm_init(argc, argv);
 }
@@ -510,7 +514,7 @@ SHIM_EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
     }
     program_main = main;
     if (!wanted()) {
-        tell_dsm_settings();
+        tell_dsm_settings(0);
         return real(main, argc, argv, init, fini, rtld_fini, stack_end);
     }
     maybe_reexec(argv);
