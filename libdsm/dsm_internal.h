@@ -518,7 +518,7 @@ DSM_HIDDEN void dsm__prefetch_drain(void);
 /* History (DSM_PREFETCH=history): page p was fetched, or a prefetched copy
  * (prefetched 1) used, by a fault (fault handler, page lock held); a
  * prefetched copy of p was dropped unused (page lock held; nothing unless
- * DSM_PREFETCH=history); after a barrier; after a lock acquire that
+ * DSM_PREFETCH=history, whose acquire prefetch backs off); after a barrier; after a lock acquire that
  * invalidated pages[0..n). */
 DSM_HIDDEN void dsm__history_record(size_t p, int prefetched);
 DSM_HIDDEN void dsm__history_wasted(size_t p);
